@@ -22,6 +22,8 @@ export interface Embedder {
 	readonly dimension: number;
 	readonly model: string;
 	readonly dtype: EmbedderDtype;
+	/** Tokens the model reads for this exact string, its special tokens included. */
+	countTokens(text: string): number;
 	embedPassages(texts: string[]): Promise<Float32Array[]>;
 	embedQueries(texts: string[]): Promise<Float32Array[]>;
 	dispose(): Promise<void>;
@@ -81,6 +83,7 @@ export async function createEmbedder(options: EmbedderOptions): Promise<Embedder
 		dimension: probe.length,
 		model,
 		dtype,
+		countTokens: (text) => extractor.tokenizer.encode(text).length,
 		embedPassages: (texts) => embed(E5_PASSAGE_PREFIX, texts),
 		embedQueries: (texts) => embed(E5_QUERY_PREFIX, texts),
 		dispose: () => extractor.dispose(),

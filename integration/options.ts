@@ -1,6 +1,20 @@
 import { AstroError } from 'astro/errors';
 import { z } from 'astro/zod';
 
+/** What the `url` option receives for each content collection entry. */
+export interface CollectionEntry {
+	/** Collection folder name under src/content, e.g. `blog`. */
+	collection: string;
+	/** Entry id as Astro's glob loader makes it: the path inside the collection without extension, slugified. */
+	id: string;
+	/** Absolute path of the markdown file. */
+	file: string;
+	/** The entry's frontmatter. */
+	data: Record<string, unknown>;
+}
+
+const dtypes = ['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'bnb4', 'q4f16'] as const;
+
 /** Every option of the integration, with its default. Unknown keys are refused so a typo fails the build at once. */
 export const optionsSchema = z
 	.object({
@@ -12,12 +26,91 @@ export const optionsSchema = z
 		model: z.string().min(1).default('Xenova/multilingual-e5-small'),
 		/**
 		 * Weight precision of the embedding model, written into kb.json for the browser.
-		 * `q8` is what the browser loads fastest; the build must use the same.
+		 * `q8` is what the browser loads fastest; the build uses the same.
 		 * @default 'q8'
 		 */
-		dtype: z.enum(['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'bnb4', 'q4f16']).default('q8'),
+		dtype: z.enum(dtypes).default('q8'),
+		/**
+		 * Globs of the articles to index, relative to `srcDir`. Markdown (.md) and MDX (.mdx) files.
+		 * @default ['content/**\/*.{md,mdx}', 'pages/**\/*.{md,mdx}']
+		 */
+		include: z.array(z.string().min(1)).min(1).default(['content/**/*.{md,mdx}', 'pages/**/*.{md,mdx}']),
+		/**
+		 * Globs, relative to `srcDir`, of files never to index even when `include` matches them.
+		 * @default []
+		 */
+		exclude: z.array(z.string().min(1)).default([]),
+		/**
+		 * Page URL of a content collection entry, without the site's `base` (it is added).
+		 * Return `undefined` to leave the entry out.
+		 * @default (entry) => `/${entry.collection}/${entry.id}/`
+		 */
+		url: z
+			.custom<(entry: CollectionEntry) => string | undefined>((value) => typeof value === 'function', {
+				message: 'expected a function (entry) => string',
+			})
+			.optional(),
+		/**
+		 * Largest chunk, in the embedding model's tokens, counted over the whole embedded string
+		 * (prefix, title, heading path and text). e5 reads at most 512.
+		 * @default 300
+		 */
+		chunkSize: z.number().int().min(32).max(500).default(300),
+		/**
+		 * Tokens of a chunk's end repeated at the start of the next chunk of the same section.
+		 * @default 40
+		 */
+		chunkOverlap: z.number().int().min(0).default(40),
+		/**
+		 * Most chunks a search returns, in the browser and in the sidecar.
+		 * @default 6
+		 */
+		topK: z.number().int().min(1).max(50).default(6),
+		/**
+		 * Largest cosine distance (1 − cosine) a chunk may have from the question to be used.
+		 * multilingual-e5's cosines cluster between 0.7 and 0.9, so related text sits below about 0.2.
+		 * @default 0.2
+		 */
+		maxDistance: z.number().gt(0).max(2).default(0.2),
+		/**
+		 * Folder for the embedding cache, relative to the project root, so a rebuild embeds only new or changed chunks.
+		 * @default 'node_modules/.astro/astro-concierge'
+		 */
+		cacheDir: z.string().min(1).default('node_modules/.astro/astro-concierge'),
+		/**
+		 * Where the private bundle (chunk texts and embeddings, for the sidecar) is written, relative to the project root.
+		 * It must stay outside the public output.
+		 * @default '.concierge/bundle.jsonl'
+		 */
+		bundle: z.string().min(1).default('.concierge/bundle.jsonl'),
+		/**
+		 * Also write the chunks into ChromaDB at build time: `{ url }` of a running server, or `{ path }` of a data
+		 * folder (relative to the project root) for a Chroma server the build starts and stops itself.
+		 * `false` leaves Chroma to the sidecar, which loads the bundle.
+		 * @default { url: process.env.CHROMA_URL } when that is set, else false
+		 */
+		chroma: z
+			.union([z.literal(false), z.object({ url: z.url() }).strict(), z.object({ path: z.string().min(1) }).strict()])
+			.default(() => (process.env.CHROMA_URL ? { url: process.env.CHROMA_URL } : false)),
+		/**
+		 * Chroma collection name: 3–512 characters of letters, digits, `.`, `_` and `-`.
+		 * @default 'astro-concierge'
+		 */
+		collection: z
+			.string()
+			.regex(/^[a-zA-Z0-9._-]{3,512}$/, 'expected 3–512 characters of letters, digits, ".", "_" and "-"')
+			.default('astro-concierge'),
+		/**
+		 * What a bad article, a dead link or an unreachable Chroma does: stop the build, or log a warning and skip it.
+		 * @default 'fail'
+		 */
+		onError: z.enum(['fail', 'warn']).default('fail'),
 	})
-	.strict();
+	.strict()
+	.refine((options) => options.chunkOverlap < options.chunkSize, {
+		message: 'chunkOverlap must be smaller than chunkSize',
+		path: ['chunkOverlap'],
+	});
 
 /** Options as a user writes them in astro.config.mjs. */
 export type ConciergeUserOptions = z.input<typeof optionsSchema>;

@@ -19,7 +19,7 @@ export interface TestModels {
 }
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const generators = ['tiny-e5.ts', 'tiny-llama.ts', 'make-models.ts'];
+const generators = ['tiny-e5.ts', 'tiny-llama.ts', 'make-models.ts', '../helpers/seeded-random.ts'];
 
 /**
  * Makes the tiny models once per version of their generators and returns where they are.

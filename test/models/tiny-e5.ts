@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import onnxProto from 'onnx-proto';
 import type { onnx as OnnxTypes } from 'onnx-proto';
+import { seededRandom } from '../helpers/seeded-random.ts';
 
 // onnx-proto is CommonJS whose root object only appears on the default export under Node's ESM loader.
 const { onnx } = onnxProto;
@@ -233,18 +234,11 @@ function orthonormalRows(rows: number, cols: number, random: () => number): Floa
 }
 
 /**
- * Approximately normal samples from mulberry32. Only integer ops, +, ×, ÷ and √ are used (exact in IEEE 754)
+ * Approximately normal samples from seededRandom. Only integer ops, +, ×, ÷ and √ are used (exact in IEEE 754)
  * so the bytes are the same on every platform and Node version; Math.log, Math.cos and ** are not.
  */
 function seededNormal(seed: number): () => number {
-	let state = seed >>> 0;
-	const uniform = (): number => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
+	const uniform = seededRandom(seed);
 	// Irwin-Hall with 4 terms has variance 1/3, hence the factor.
 	const scale = Math.sqrt(3);
 	return () => (uniform() + uniform() + uniform() + uniform() - 2) * scale;

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { seededRandom } from '../helpers/seeded-random.ts';
 
 export type TinyLlamaVariant = 'endless' | 'stops';
 
@@ -77,18 +78,6 @@ const CHAT_TEMPLATE =
 	"{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
 	"{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
-/** mulberry32: tiny, fast and identical on every platform. */
-function createRandom(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
-
 function createGaussian(random: () => number): () => number {
 	return () => {
 		const u = 1 - random();
@@ -107,7 +96,7 @@ function normalize(vector: Float64Array): void {
 type Tensor = { name: string; dims: number[]; data: Float32Array };
 
 function buildTensors(vocabulary: Vocabulary, variant: TinyLlamaVariant): Tensor[] {
-	const random = createRandom(SEED);
+	const random = seededRandom(SEED);
 	const gaussian = createGaussian(random);
 	const vocabSize = vocabulary.tokens.length;
 	const id = (token: string): number => {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify, stripVTControlCharacters } from 'node:util';
+import { ensureTestModels } from '../models/make-models.ts';
 
 const run = promisify(execFile);
 const root = new URL('../../', import.meta.url).pathname;
@@ -18,6 +19,7 @@ describe('the packed package installed into a fresh Astro project', () => {
 	let buildLog: string;
 
 	before(async () => {
+		const models = await ensureTestModels();
 		dir = await mkdtemp(join(tmpdir(), 'concierge-pack-'));
 		const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: root, maxBuffer: 1 << 26 });
 		const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ filename: string }];
@@ -35,9 +37,9 @@ describe('the packed package installed into a fresh Astro project', () => {
 		);
 		await writeFile(
 			join(project, 'astro.config.mjs'),
-			"import { defineConfig } from 'astro/config';\nimport concierge from 'astro-concierge';\n\nexport default defineConfig({ integrations: [concierge({ dtype: 'fp32' })] });\n",
+			`import { defineConfig } from 'astro/config';\nimport concierge from 'astro-concierge';\n\nexport default defineConfig({ integrations: [concierge({ model: ${JSON.stringify(models.e5)}, dtype: 'fp32' })] });\n`,
 		);
-		await writeFile(join(project, 'src', 'pages', 'index.md'), '---\ntitle: Hello\n---\n\n# Hello\n\nA fresh site.\n');
+		await writeFile(join(project, 'src', 'pages', 'index.md'), '---\ntitle: Hello\n---\n\n# Hello\n\nA fresh site.\n\n## Install\n\nRun npm install and then npm start.\n');
 		await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project, maxBuffer: 1 << 26 });
 		const built = await run('npx', ['astro', 'build'], { cwd: project, maxBuffer: 1 << 26 });
 		// CI forces colours on; the assertions read plain text.
@@ -48,10 +50,15 @@ describe('the packed package installed into a fresh Astro project', () => {
 		if (dir) await rm(dir, { recursive: true, force: true });
 	});
 
-	test('builds the site with the integration enabled', async () => {
-		assert.match(buildLog, /\[astro-concierge\] embedding model Xenova\/multilingual-e5-small \(fp32\)/);
+	test('builds the site and its knowledge base with the integration enabled', async () => {
+		assert.match(buildLog, /\[astro-concierge:kb\] 2 chunks from 1 articles \(2 embedded, 0 reused\)/);
 		const html = await readFile(join(dir, 'site', 'dist', 'index.html'), 'utf8');
 		assert.match(html, /A fresh site\./);
+		const kbText = await readFile(join(dir, 'site', 'dist', 'concierge', 'kb.json'), 'utf8');
+		// The published reader, imported by its package name as other tools would.
+		const script = `import { readKb } from 'astro-concierge/kb'; const kb = readKb(process.argv[1]); console.log(kb.chunks.map((c) => c.id).join(' '));`;
+		const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, kbText], { cwd: join(dir, 'site') });
+		assert.equal(stdout.trim(), '/#0 /#1');
 	});
 
 	test('ships JavaScript, not TypeScript sources', async () => {

@@ -1,0 +1,103 @@
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+/** First line of the private bundle: everything needed to load its chunks and to embed queries like them. */
+export interface BundleHeader {
+	format: 'astro-concierge/bundle';
+	version: 1;
+	model: string;
+	dtype: string;
+	dimension: number;
+	pooling: 'mean';
+	normalize: true;
+	passagePrefix: string;
+	queryPrefix: string;
+	topK: number;
+	maxDistance: number;
+	/** Changes whenever any chunk's id, text, metadata or vector changes; kb.json carries the same value. */
+	contentVersion: string;
+	chunks: number;
+}
+
+/** What Chroma stores beside each chunk's text and embedding. */
+export interface BundleChunkMetadata {
+	url: string;
+	anchor: string;
+	title: string;
+	heading: string;
+	lang: string;
+	/** Hash of the article's source, so a sync can skip chunks of unchanged articles. */
+	articleHash: string;
+}
+
+/** One chunk line of the bundle. */
+export interface BundleChunk {
+	id: string;
+	text: string;
+	metadata: BundleChunkMetadata;
+	embedding: number[];
+}
+
+export const BUNDLE_FORMAT = 'astro-concierge/bundle';
+export const BUNDLE_VERSION = 1;
+
+/** Serialises a bundle as JSON Lines: the header, then one chunk a line. */
+export function formatBundle(header: BundleHeader, chunks: readonly BundleChunk[]): string {
+	const lines = [JSON.stringify(header)];
+	for (const chunk of chunks) lines.push(JSON.stringify(chunk));
+	return `${lines.join('\n')}\n`;
+}
+
+/** Reads a bundle file line by line, checking its header and each chunk; errors name the file and line. */
+export async function readBundle(path: string): Promise<{ header: BundleHeader; chunks: BundleChunk[] }> {
+	const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
+	let header: BundleHeader | undefined;
+	const chunks: BundleChunk[] = [];
+	let number = 0;
+	for await (const line of lines) {
+		number++;
+		if (line.trim() === '') continue;
+		let value: unknown;
+		try {
+			value = JSON.parse(line);
+		} catch {
+			throw new Error(`${path}:${number}: not a JSON line`);
+		}
+		if (!header) {
+			header = checkHeader(value, `${path}:${number}`);
+			continue;
+		}
+		chunks.push(checkChunk(value, header.dimension, `${path}:${number}`));
+	}
+	if (!header) throw new Error(`${path}: empty bundle (expected a header line)`);
+	if (chunks.length !== header.chunks) {
+		throw new Error(`${path}: the header announces ${header.chunks} chunks but the file holds ${chunks.length} (truncated?)`);
+	}
+	return { header, chunks };
+}
+
+function checkHeader(value: unknown, where: string): BundleHeader {
+	const header = value as Partial<BundleHeader>;
+	if (header?.format !== BUNDLE_FORMAT) throw new Error(`${where}: not an astro-concierge bundle (format ${JSON.stringify(header?.format)})`);
+	if (header.version !== BUNDLE_VERSION) {
+		throw new Error(`${where}: bundle version ${header.version} is not supported (expected ${BUNDLE_VERSION}); rebuild the site`);
+	}
+	for (const key of ['model', 'dtype', 'passagePrefix', 'queryPrefix', 'contentVersion'] as const) {
+		if (typeof header[key] !== 'string') throw new Error(`${where}: header field "${key}" must be a string`);
+	}
+	for (const key of ['dimension', 'topK', 'maxDistance', 'chunks'] as const) {
+		if (typeof header[key] !== 'number' || !(header[key] >= 0)) throw new Error(`${where}: header field "${key}" must be a number`);
+	}
+	return header as BundleHeader;
+}
+
+function checkChunk(value: unknown, dimension: number, where: string): BundleChunk {
+	const chunk = value as Partial<BundleChunk>;
+	if (typeof chunk?.id !== 'string' || chunk.id === '') throw new Error(`${where}: chunk without an id`);
+	if (typeof chunk.text !== 'string') throw new Error(`${where}: chunk ${chunk.id} has no text`);
+	if (!chunk.metadata || typeof chunk.metadata.url !== 'string') throw new Error(`${where}: chunk ${chunk.id} has no metadata.url`);
+	if (!Array.isArray(chunk.embedding) || chunk.embedding.length !== dimension) {
+		throw new Error(`${where}: chunk ${chunk.id} has an embedding of ${chunk.embedding?.length ?? 0} values, expected ${dimension}`);
+	}
+	return chunk as BundleChunk;
+}
