@@ -38,10 +38,19 @@ export interface ChromaServer {
 const killGraceMs = 500;
 const running = new Set<ChildProcess>();
 
-// A test run or a sidecar that dies must not leave a server spinning a core behind it.
-process.once('exit', () => {
+// A test run or a sidecar that dies must not leave a server spinning a core behind it. 'exit' does not run
+// when a signal ends the process, so the signals that usually do are watched too, without changing what they do:
+// when nothing else handles the signal, it is raised again once the servers are killed.
+const killAll = () => {
 	for (const child of running) child.kill('SIGKILL');
-});
+};
+process.once('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+	process.once(signal, () => {
+		killAll();
+		if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+	});
+}
 
 /**
  * Starts Chroma's own server (the one bundled with the `chromadb` package) as a child process

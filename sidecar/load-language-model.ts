@@ -1,38 +1,19 @@
 import { stat } from 'node:fs/promises';
-import { getLlama, LlamaChat, readGgufFileInfo } from 'node-llama-cpp';
-import type { ChatHistoryItem, Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
+import { basename } from 'node:path';
+import { getLlama, LlamaChat, readGgufFileInfo, resolveChatWrapper } from 'node-llama-cpp';
+import type { ChatWrapper, Llama, LlamaContext, LlamaModel } from 'node-llama-cpp';
+import type { AnswerProvider, GenerateOptions, GenerateResult } from './answer-provider.ts';
+import { createPromptTokenizer, toChatHistory } from './load-tokenizer.ts';
 
-export interface ChatMessage {
-	role: 'system' | 'user' | 'assistant';
-	content: string;
-}
+export type { ChatMessage, GenerateOptions, GenerateResult } from './answer-provider.ts';
 
-export interface GenerateOptions {
-	/** The conversation so far; the model writes the next assistant turn. */
-	messages: readonly ChatMessage[];
-	/** Upper bound on generated tokens; the answer ends with finish `length` when reached. */
-	maxTokens: number;
-	/** 0 (the default) is greedy decoding. */
-	temperature?: number;
-	signal?: AbortSignal;
-	onTextChunk?: (text: string) => void;
-}
-
-export interface GenerateResult {
-	text: string;
-	finish: 'stop' | 'length' | 'cancelled';
-	/** Tokens the model generated for `text`. */
-	tokens: number;
-}
-
-export interface LanguageModel {
+/** A GGUF chat model loaded on the CPU, answering through LlamaChat. */
+export interface LanguageModel extends AnswerProvider {
 	/** Actual context size, which llama.cpp may round up from the requested one. */
 	readonly contextSize: number;
-	countTokens(text: string): number;
-	generate(options: GenerateOptions): Promise<GenerateResult>;
-	dispose(): Promise<void>;
 }
 
+/** What {@link loadLanguageModel} loads and how. */
 export interface LoadLanguageModelOptions {
 	modelPath: string;
 	/**
@@ -43,12 +24,17 @@ export interface LoadLanguageModelOptions {
 	threads: number;
 	/** Requested context size in tokens. */
 	contextSize: number;
+	/**
+	 * Replaces the chat wrapper node-llama-cpp picks from the GGUF's template, for templates it
+	 * misreads or to declare thought segments a template does not reveal.
+	 */
+	chatWrapper?: ChatWrapper;
 	signal?: AbortSignal;
 }
 
 /** Loads a GGUF chat model on the CPU and wraps it as a streaming {@link LanguageModel}. */
 export async function loadLanguageModel(options: LoadLanguageModelOptions): Promise<LanguageModel> {
-	const { modelPath, threads, contextSize, signal } = options;
+	const { modelPath, threads, contextSize, chatWrapper, signal } = options;
 	// node-llama-cpp treats 0 or a missing value as "use its default", which is 4 threads even
 	// on a 2-core machine and makes generation orders of magnitude slower.
 	if (!Number.isInteger(threads) || threads < 1) {
@@ -72,7 +58,13 @@ export async function loadLanguageModel(options: LoadLanguageModelOptions): Prom
 		await llama.dispose();
 		throw error;
 	}
-	return createLanguageModel(llama, model, context);
+	return createLanguageModel({
+		name: `local:${basename(modelPath)}`,
+		llama,
+		model,
+		context,
+		chatWrapper: chatWrapper ?? resolveChatWrapper(model),
+	});
 }
 
 // Absent, each of these either aborts the whole process inside llama.cpp (a GGML_ASSERT on a
@@ -139,30 +131,25 @@ function readMetadataKey(node: unknown, key: string): unknown {
 	return undefined;
 }
 
-function toChatHistory(messages: readonly ChatMessage[]): ChatHistoryItem[] {
-	const history: ChatHistoryItem[] = messages.map((message): ChatHistoryItem => {
-		switch (message.role) {
-			case 'system':
-				return { type: 'system', text: message.content };
-			case 'user':
-				return { type: 'user', text: message.content };
-			case 'assistant':
-				return { type: 'model', response: [message.content] };
-		}
-	});
-	// An empty model turn at the end is where LlamaChat writes the new answer.
-	history.push({ type: 'model', response: [] });
-	return history;
+interface LanguageModelParts {
+	name: string;
+	llama: Llama;
+	model: LlamaModel;
+	context: LlamaContext;
+	chatWrapper: ChatWrapper;
 }
 
-function createLanguageModel(llama: Llama, model: LlamaModel, context: LlamaContext): LanguageModel {
+function createLanguageModel(parts: LanguageModelParts): LanguageModel {
+	const { name, llama, model, context, chatWrapper } = parts;
 	// One sequence and one LlamaChat for the model's lifetime: LlamaChat serialises concurrent
 	// calls and reuses the KV cache for a shared prompt prefix (such as a fixed system prompt).
-	const chat = new LlamaChat({ contextSequence: context.getSequence(), autoDisposeSequence: true });
+	// The prompt counter gets the same wrapper instance, so counts match what LlamaChat renders.
+	const chat = new LlamaChat({ contextSequence: context.getSequence(), chatWrapper, autoDisposeSequence: true });
+	const tokenizer = createPromptTokenizer(model, chatWrapper);
 	let disposing: Promise<void> | undefined;
 
 	async function generate(options: GenerateOptions): Promise<GenerateResult> {
-		const { messages, maxTokens, temperature = 0, signal, onTextChunk } = options;
+		const { messages, maxTokens, temperature = 0, topK, signal, onTextChunk } = options;
 		// LlamaChat reads maxTokens 0 as "unlimited".
 		if (!Number.isInteger(maxTokens) || maxTokens < 1) {
 			throw new RangeError(`maxTokens must be a positive integer, got ${maxTokens}`);
@@ -174,12 +161,17 @@ function createLanguageModel(llama: Llama, model: LlamaModel, context: LlamaCont
 			const response = await chat.generateResponse(toChatHistory(messages), {
 				maxTokens,
 				temperature,
+				topK,
 				signal,
 				// Without this an abort throws away the text generated so far.
 				stopOnAbortSignal: true,
-				onToken(generated) {
-					tokens += generated.length;
+				// onToken and onTextChunk see only the visible answer; thoughts use up maxTokens
+				// too, so they are counted here, where every segment's tokens pass.
+				onResponseChunk(chunk) {
+					tokens += chunk.tokens.length;
 				},
+				// LlamaChat keeps thought segments (and their tags) out of this callback and out of
+				// `response.response`, holding back text that may be the start of a segment tag.
 				onTextChunk(text) {
 					// LlamaChat sometimes flushes an empty chunk at the end.
 					if (text === '') return;
@@ -189,7 +181,9 @@ function createLanguageModel(llama: Llama, model: LlamaModel, context: LlamaCont
 			});
 			const reason = response.metadata.stopReason;
 			const finish = reason === 'maxTokens' ? 'length' : reason === 'abort' ? 'cancelled' : 'stop';
-			return { text: response.response, finish, tokens };
+			// The tags that open and close a thought reach no chunk, but LlamaChat stops at exactly
+			// maxTokens generated tokens, tags included.
+			return { text: response.response, finish, tokens: finish === 'length' ? maxTokens : tokens };
 		} catch (error) {
 			// An abort before the first token (for example while waiting for the chat lock) throws.
 			if (signal?.aborted) return { text: streamed, finish: 'cancelled', tokens };
@@ -198,8 +192,10 @@ function createLanguageModel(llama: Llama, model: LlamaModel, context: LlamaCont
 	}
 
 	return {
+		name,
 		contextSize: context.contextSize,
-		countTokens: (text) => model.tokenize(text, false).length,
+		countTokens: tokenizer.countTokens,
+		countPromptTokens: tokenizer.countPromptTokens,
 		generate,
 		dispose() {
 			disposing ??= (async () => {

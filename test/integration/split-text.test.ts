@@ -1,20 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { splitText, truncateText, type CountTokens } from '../../integration/split-text.ts';
+import { fakeCountTokens } from '../helpers/fake-tokenizer.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
 
-// A stand-in with a real tokenizer's shape, which is all this pure logic needs: an ASCII word is
-// about 1.3 tokens, a CJK character or symbol one, and rounding makes counts non-additive.
-const TOKEN = /[A-Za-z0-9]+|[^\sA-Za-z0-9]/gu;
-const realisticTokens: CountTokens = (text) => {
-	let words = 0;
-	let others = 0;
-	for (const [piece] of text.matchAll(TOKEN)) {
-		if (/^[A-Za-z0-9]/.test(piece)) words++;
-		else others++;
-	}
-	return Math.ceil(words * 1.3) + others;
-};
+const realisticTokens: CountTokens = fakeCountTokens;
 const codePoints: CountTokens = (text) => [...text].length;
 const nonSpaceChars: CountTokens = (text) => text.replace(/\s/g, '').length;
 const threeCharsPerToken: CountTokens = (text) => Math.ceil(text.length / 3);

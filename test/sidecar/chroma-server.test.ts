@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,8 +64,8 @@ describe('a real Chroma server', () => {
 
 	test('keeps data across a restart on the same folder and stops for good on close', async () => {
 		await server.close();
-		const pid = await pidListeningOn(server.port);
-		assert.equal(pid, undefined, `something still listens on port ${server.port}`);
+		const answering = await answeringPort(server.port);
+		assert.equal(answering, undefined, `something still answers on port ${server.port}`);
 		server = await startChromaServer({ path: dir, port: 0 });
 		client = new ChromaClient({ host: server.host, port: server.port });
 		const collection = await client.getCollection({ name: 'concierge-test' });
@@ -85,7 +87,7 @@ describe('starting Chroma with a bad command', () => {
 	});
 });
 
-async function pidListeningOn(port: number): Promise<number | undefined> {
+async function answeringPort(port: number): Promise<number | undefined> {
 	try {
 		await fetch(`http://127.0.0.1:${port}/api/v2/heartbeat`, { signal: AbortSignal.timeout(500) });
 		return port;
@@ -93,3 +95,28 @@ async function pidListeningOn(port: number): Promise<number | undefined> {
 		return undefined;
 	}
 }
+
+describe('a process that starts Chroma and is then killed by a signal', () => {
+	test('takes its Chroma server down with it', async () => {
+		const dir = await mkdtemp(join(tmpdir(), 'concierge-chroma-'));
+		const script = `import { startChromaServer } from ${JSON.stringify(new URL('../../sidecar/chroma-server.ts', import.meta.url).href)};
+const server = await startChromaServer({ path: ${JSON.stringify(dir)} });
+process.stdout.write(server.url + '\\n');
+setInterval(() => {}, 1000);`;
+		const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+		try {
+			const url = await new Promise<string>((resolve, reject) => {
+				child.stdout.on('data', (data: Buffer) => resolve(data.toString().trim()));
+				child.on('exit', (code) => reject(new Error(`exited with ${code}`)));
+			});
+			assert.equal((await fetch(`${url}/api/v2/heartbeat`)).status, 200);
+			child.kill('SIGTERM');
+			const [, signal] = await once(child, 'exit');
+			assert.equal(signal, 'SIGTERM', 'the signal still ends the process as it would have');
+			await assert.rejects(fetch(`${url}/api/v2/heartbeat`, { signal: AbortSignal.timeout(2000) }));
+		} finally {
+			child.kill('SIGKILL');
+			await rm(dir, { recursive: true, force: true });
+		}
+	});
+});
