@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { basename, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { AstroIntegrationLogger } from 'astro';
 import { AstroError } from 'astro/errors';
 import { articleOrigin, defaultEntryUrl, formatPageUrl, withBase, type UrlStyle } from './article-url.ts';
@@ -19,7 +19,7 @@ import { E5_PASSAGE_PREFIX, E5_QUERY_PREFIX } from './runtime/e5.ts';
 import type { ChromaClient } from 'chromadb';
 import { startChromaServer } from '../sidecar/chroma-server.ts';
 import { connectChroma, syncChroma } from './sync-chroma.ts';
-import { writeFileAtomic } from './write-file-atomic.ts';
+import { stageFile, type StagedFile } from './write-file-atomic.ts';
 
 /** Where the build is and how its pages are addressed. */
 export interface BuildContext {
@@ -139,7 +139,7 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 		const header: BundleHeader = {
 			format: 'astro-concierge/bundle',
 			version: 1,
-			model: publicModelName(options.model),
+			model: publicModelName(options.model, root),
 			dtype: options.dtype,
 			dimension: embedder.dimension,
 			pooling: 'mean',
@@ -152,29 +152,7 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 			chunks: bundleChunks.length,
 		};
 
-		// Chroma first: it is the one that can be unreachable, and then neither file may change.
-		if (options.chroma) {
-			try {
-				const synced = await withChroma(options.chroma, root, (client) =>
-					syncChroma({ client, collection: options.collection, header, chunks: bundleChunks }),
-				);
-				logger.info(
-					`Chroma collection ${options.collection}: ${synced.upserted} upserted, ${synced.deleted} deleted, ${synced.unchanged} unchanged`,
-				);
-			} catch (error) {
-				const message = `could not update Chroma: ${(error as Error).message}`;
-				if (options.onError === 'fail') {
-					throw new AstroError(
-						`astro-concierge ${message}; nothing was published`,
-						'Start Chroma, fix the chroma option, or remove it to leave Chroma to the sidecar.',
-					);
-				}
-				logger.warn(`${message}; the bundle and kb.json are written without it`);
-			}
-		}
-
 		const bundlePath = resolve(root, options.bundle);
-		await writeFileAtomic(bundlePath, formatBundle(header, bundleChunks));
 		const kb = encodeKb({
 			model: header.model,
 			dtype: header.dtype,
@@ -195,9 +173,20 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 			})),
 		});
 		const kbPath = join(context.publicDir, KB_PATH);
-		await writeFileAtomic(kbPath, kb);
-		// The last good kb.json, kept beside the bundle for `astro dev`, which has no build output to read.
-		await writeFileAtomic(join(resolve(bundlePath, '..'), 'kb.json'), kb);
+		// Every file is written aside first, so a full disk fails before Chroma or any file has changed;
+		// then Chroma (the one that can be unreachable), then the renames.
+		const staged: StagedFile[] = [];
+		try {
+			staged.push(await stageFile(bundlePath, formatBundle(header, bundleChunks)));
+			staged.push(await stageFile(kbPath, kb));
+			// The last good kb.json, kept beside the bundle for `astro dev`, which has no build output to read.
+			staged.push(await stageFile(join(dirname(bundlePath), 'kb.json'), kb));
+			if (options.chroma) await updateChroma(options, root, header, bundleChunks, logger);
+		} catch (error) {
+			for (const file of staged) await file.discard();
+			throw error;
+		}
+		for (const file of staged) await file.commit();
 		await cache.save();
 
 		logger.info(
@@ -299,18 +288,43 @@ async function withChroma<T>(
 	}
 }
 
+async function updateChroma(
+	options: ConciergeOptions,
+	root: string,
+	header: BundleHeader,
+	chunks: BundleChunk[],
+	logger: AstroIntegrationLogger,
+): Promise<void> {
+	try {
+		const synced = await withChroma(options.chroma as { url: string } | { path: string }, root, (client) =>
+			syncChroma({ client, collection: options.collection, header, chunks }),
+		);
+		logger.info(`Chroma collection ${options.collection}: ${synced.upserted} upserted, ${synced.deleted} deleted, ${synced.unchanged} unchanged`);
+	} catch (error) {
+		const message = `could not update Chroma: ${(error as Error).message}`;
+		if (options.onError === 'fail') {
+			throw new AstroError(
+				`astro-concierge ${message}; nothing was published`,
+				'Start Chroma, fix the chroma option, or remove it to leave Chroma to the sidecar.',
+			);
+		}
+		logger.warn(`${message}; the bundle and kb.json are written without it`);
+	}
+}
+
 async function loadEmbedder(options: ConciergeOptions, root: string) {
-	const model = isLocalPath(options.model) ? resolve(root, options.model) : options.model;
+	const model = isLocalPath(options.model, root) ? resolve(root, options.model) : options.model;
 	return createEmbedder({ model, dtype: options.dtype, cacheDir: resolve(root, options.cacheDir, 'models') });
 }
 
-function isLocalPath(model: string): boolean {
-	return isAbsolute(model) || model.startsWith('./') || model.startsWith('../');
+/** A path, or a name that is a folder under the project root (`models/e5`), is a local model; anything else a Hub id. */
+function isLocalPath(model: string, root: string): boolean {
+	return isAbsolute(model) || model.startsWith('./') || model.startsWith('../') || existsSync(resolve(root, model));
 }
 
 /** What identifies the weights: a Hub id as is; a local folder by its name and its files' contents. */
 async function modelKey(options: ConciergeOptions, root: string): Promise<string> {
-	if (!isLocalPath(options.model)) return `${options.model}|${options.dtype}|mean|normalize`;
+	if (!isLocalPath(options.model, root)) return `${options.model}|${options.dtype}|mean|normalize`;
 	const folder = resolve(root, options.model);
 	const hash = createHash('sha256');
 	for (const file of ['config.json', 'tokenizer.json', `onnx/${options.dtype === 'fp32' ? 'model' : 'model_quantized'}.onnx`]) {
@@ -321,8 +335,8 @@ async function modelKey(options: ConciergeOptions, root: string): Promise<string
 }
 
 /** The model name kb.json and the bundle carry: never a path of the build machine. */
-function publicModelName(model: string): string {
-	return isLocalPath(model) ? basename(model) : model;
+function publicModelName(model: string, root: string): string {
+	return isLocalPath(model, root) ? basename(model) : model;
 }
 
 function contentVersion(options: ConciergeOptions, chunks: readonly BundleChunk[]): string {

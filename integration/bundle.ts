@@ -26,7 +26,7 @@ export interface BundleChunkMetadata {
 	title: string;
 	heading: string;
 	lang: string;
-	/** Hash of the article's source, so a sync can skip chunks of unchanged articles. */
+	/** Hash of the article's source and URL: tells which chunks came from one version of an article. */
 	articleHash: string;
 }
 

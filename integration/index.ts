@@ -1,4 +1,4 @@
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AstroConfig, AstroIntegration } from 'astro';
 import { AstroError } from 'astro/errors';
@@ -23,7 +23,9 @@ export default function concierge(userOptions?: ConciergeUserOptions): AstroInte
 			},
 			'astro:config:done': (params) => {
 				config = params.config;
-				assertPrivateBundle(resolve(fileURLToPath(config.root), options.bundle), config);
+				const root = fileURLToPath(config.root);
+				assertPrivate('bundle', resolve(root, options.bundle), config);
+				if (options.chroma && 'path' in options.chroma) assertPrivate('Chroma data folder', resolve(root, options.chroma.path), config);
 			},
 			'astro:routes:resolved': ({ routes }) => {
 				pagePathnames.clear();
@@ -48,15 +50,15 @@ export default function concierge(userOptions?: ConciergeUserOptions): AstroInte
 	};
 }
 
-// The bundle holds every article's text, drafts excluded but unpublished wording included: it must never be served.
-function assertPrivateBundle(bundle: string, config: AstroConfig): void {
+// The bundle and a Chroma data folder hold every article's text: neither may be served.
+function assertPrivate(what: string, path: string, config: AstroConfig): void {
 	for (const [name, url] of [['outDir', config.outDir], ['publicDir', config.publicDir]] as const) {
 		const folder = fileURLToPath(url);
-		const inside = relative(folder, bundle);
-		if (!inside.startsWith('..') && !isAbsolute(inside)) {
+		const inside = relative(folder, path);
+		if (inside === '' || (inside !== '..' && !inside.startsWith(`..${sep}`) && !isAbsolute(inside))) {
 			throw new AstroError(
-				`astro-concierge: the bundle ${bundle} would be inside ${name} (${folder}), where it would be published`,
-				"Set the integration's bundle option to a path outside the site's output and public folders, e.g. '.concierge/bundle.jsonl'.",
+				`astro-concierge: the ${what} ${path} would be inside ${name} (${folder}), where it would be published`,
+				`Set the integration's ${what === 'bundle' ? 'bundle' : 'chroma.path'} option to a path outside the site's output and public folders, e.g. '.concierge/'.`,
 			);
 		}
 	}

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ChromaClient, type Collection } from 'chromadb';
 import type { BundleChunk, BundleHeader } from './bundle.ts';
 
@@ -27,9 +28,11 @@ export async function connectChroma(url: string): Promise<ChromaClient> {
 }
 
 /**
- * Makes a collection hold exactly the given chunks: upserts new and changed ones (an article whose hash,
- * or a model whose name or dtype, changed), deletes ids the bundle no longer has, and stores the bundle header
- * as the collection's metadata. The collection uses cosine distance, which Chroma does not default to.
+ * Makes a collection hold exactly the given chunks: upserts new and changed ones, deletes ids the bundle no longer
+ * has, and stores the bundle header as the collection's metadata. The collection uses cosine distance, which
+ * Chroma does not default to. While it changes, the collection names no content version, so no sidecar trusts a
+ * kb.json's ids against half-updated text; a different model, dtype or dimension starts the collection afresh,
+ * since Chroma refuses vectors of another size and old vectors would not compare with new ones.
  */
 export async function syncChroma(options: {
 	client: ChromaClient;
@@ -38,26 +41,29 @@ export async function syncChroma(options: {
 	chunks: readonly BundleChunk[];
 }): Promise<SyncResult> {
 	const { client, header, chunks } = options;
-	const collection = await client.getOrCreateCollection({
-		name: options.collection,
-		configuration: { hnsw: { space: 'cosine' } },
-		embeddingFunction: null,
-	});
-	const sameModel = collection.metadata?.model === header.model && collection.metadata?.dtype === header.dtype;
+	let collection = await openCollection(client, options.collection);
+	const metadata = collection.metadata ?? {};
+	const sameModel =
+		metadata.model === header.model && metadata.dtype === header.dtype && metadata.dimension === header.dimension;
+	if (!sameModel && (await collection.count()) > 0) {
+		await client.deleteCollection({ name: options.collection });
+		collection = await openCollection(client, options.collection);
+	}
+	await collection.modify({ metadata: { ...header, contentVersion: 'updating' } });
 	const stored = await storedHashes(collection);
 
-	const changed = chunks.filter((chunk) => !sameModel || stored.get(chunk.id) !== chunk.metadata.articleHash);
+	const hashes = new Map(chunks.map((chunk) => [chunk.id, chunkHash(chunk)]));
+	const changed = chunks.filter((chunk) => stored.get(chunk.id) !== hashes.get(chunk.id));
 	for (let start = 0; start < changed.length; start += batchSize) {
 		const batch = changed.slice(start, start + batchSize);
 		await collection.upsert({
 			ids: batch.map((chunk) => chunk.id),
 			documents: batch.map((chunk) => chunk.text),
 			embeddings: batch.map((chunk) => chunk.embedding),
-			metadatas: batch.map((chunk) => ({ ...chunk.metadata })),
+			metadatas: batch.map((chunk) => ({ ...chunk.metadata, chunkHash: hashes.get(chunk.id)! })),
 		});
 	}
-	const keep = new Set(chunks.map((chunk) => chunk.id));
-	const stale = [...stored.keys()].filter((id) => !keep.has(id));
+	const stale = [...stored.keys()].filter((id) => !hashes.has(id));
 	for (let start = 0; start < stale.length; start += batchSize) {
 		await collection.delete({ ids: stale.slice(start, start + batchSize) });
 	}
@@ -65,11 +71,22 @@ export async function syncChroma(options: {
 	return { upserted: changed.length, deleted: stale.length, unchanged: chunks.length - changed.length };
 }
 
+function openCollection(client: ChromaClient, name: string): Promise<Collection> {
+	return client.getOrCreateCollection({ name, configuration: { hnsw: { space: 'cosine' } }, embeddingFunction: null });
+}
+
+/** Everything Chroma stores of a chunk, so a chunk id reused for other text or another vector is always rewritten. */
+function chunkHash(chunk: BundleChunk): string {
+	const hash = createHash('sha256').update(JSON.stringify([chunk.text, chunk.metadata]));
+	hash.update(new Uint8Array(Float32Array.from(chunk.embedding).buffer));
+	return hash.digest('base64url');
+}
+
 async function storedHashes(collection: Collection): Promise<Map<string, unknown>> {
 	const hashes = new Map<string, unknown>();
 	for (let offset = 0; ; offset += 1000) {
 		const page = await collection.get({ include: ['metadatas'], limit: 1000, offset });
-		page.ids.forEach((id, i) => hashes.set(id, page.metadatas[i]?.articleHash));
+		page.ids.forEach((id, i) => hashes.set(id, page.metadatas[i]?.chunkHash));
 		if (page.ids.length < 1000) return hashes;
 	}
 }

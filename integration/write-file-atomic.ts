@@ -2,19 +2,41 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
+/** A file written aside, waiting to replace its target. */
+export interface StagedFile {
+	/** Renames the staged file over the target: readers see the old content or the new, never a part. */
+	commit(): Promise<void>;
+	/** Removes the staged file, leaving the target as it was. */
+	discard(): Promise<void>;
+}
+
 /**
- * Writes a file so that readers see either the old content or the new, never a part:
- * the data goes to a temporary file in the same folder (same file system), which is then renamed over the target.
+ * Writes data to a temporary file in the target's folder (same file system, so the later rename is atomic),
+ * so that everything that can fail for lack of space or rights fails before anything is replaced.
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+export async function stageFile(path: string, data: string | Uint8Array): Promise<StagedFile> {
 	const dir = dirname(path);
 	await mkdir(dir, { recursive: true });
 	const temporary = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
 	try {
 		await writeFile(temporary, data);
-		await rename(temporary, path);
 	} catch (error) {
 		await rm(temporary, { force: true });
+		throw error;
+	}
+	return {
+		commit: () => rename(temporary, path),
+		discard: () => rm(temporary, { force: true }),
+	};
+}
+
+/** Writes a file so that readers see either the old content or the new, never a part. */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+	const staged = await stageFile(path, data);
+	try {
+		await staged.commit();
+	} catch (error) {
+		await staged.discard();
 		throw error;
 	}
 }

@@ -137,7 +137,13 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 				logger.info('embedder_loading', { model, dtype });
 				return createEmbedder({ model, dtype });
 			})();
-			const [vector] = await (await embedder).embedQueries([question]);
+			const loading = embedder;
+			// A failed load (no collection yet, say) is tried again by the next question instead of failing for ever.
+			const loaded = await loading.catch((error: unknown) => {
+				if (embedder === loading) embedder = undefined;
+				throw error;
+			});
+			const [vector] = await loaded.embedQueries([question]);
 			return vector!;
 		};
 		cleanup.push(async () => {
@@ -145,11 +151,12 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 		});
 
 		const metrics = createMetrics();
+		const qaLog = settings.qaLog ? createQaLog({ path: settings.qaLog }) : undefined;
+		if (qaLog) cleanup.push(() => qaLog.close());
+		// Closed before the log (cleanup runs backwards), so the job cancelled at shutdown can still be logged.
 		const queue = createJobQueue({ maxQueued: settings.queueMax, timeoutMs: settings.queueTimeoutMs });
 		cleanup.push(() => queue.close());
 		const rateLimiter = createRateLimiter({ perMinute: settings.rateLimit });
-		const qaLog = settings.qaLog ? createQaLog({ path: settings.qaLog }) : undefined;
-		if (qaLog) cleanup.push(() => qaLog.close());
 
 		const server: Server = createServer((request, response) => {
 			handleHttp(request, response).catch((error) => {
@@ -160,7 +167,7 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 		const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayload });
 
 		const handleHttp = async (request: IncomingMessage, response: ServerResponse) => {
-			const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+			const path = requestPath(request);
 			if (request.method === 'GET' && path === '/healthz') {
 				const chromaUp = await knowledgeBase.reachable();
 				if (chromaUp && !info) info = await knowledgeBase.info().catch(() => undefined);
@@ -170,7 +177,9 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 				return;
 			}
 			if (request.method === 'GET' && path === '/metrics') {
-				if (!settings.metricsPublic && !isLoopback(request.socket.remoteAddress)) {
+				// Behind a proxy on this host every request comes from loopback; a forwarded one is not local.
+				const forwarded = settings.trustProxy && request.headers['x-forwarded-for'] !== undefined;
+				if (!settings.metricsPublic && (forwarded || !isLoopback(request.socket.remoteAddress))) {
 					response.writeHead(403).end();
 					return;
 				}
@@ -183,8 +192,9 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 		};
 
 		server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-			const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-			if (path !== CONCIERGE_PATH) return refuse(socket, 404, 'Not Found');
+			// Node stops watching an upgraded socket for errors; a client resetting it must not crash the process.
+			socket.on('error', () => socket.destroy());
+			if (requestPath(request) !== CONCIERGE_PATH) return refuse(socket, 404, 'Not Found');
 			if (!originAllowed(request, settings.origins)) {
 				logger.warn('origin_refused', { origin: request.headers.origin });
 				return refuse(socket, 403, 'Forbidden');
@@ -192,8 +202,15 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 			wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
 		});
 
+		const connectionsByAddress = new Map<string, number>();
 		wss.on('connection', (ws: WebSocket, request: IncomingMessage) => {
 			const address = clientAddress(request, settings.trustProxy);
+			const open = (connectionsByAddress.get(address) ?? 0) + 1;
+			if (open > settings.maxConnectionsPerAddress) {
+				ws.close(CLOSE_CODES.TRY_AGAIN_LATER, 'too many connections from this address');
+				return;
+			}
+			connectionsByAddress.set(address, open);
 			let job: AbortController | undefined;
 			let alive = true;
 			ws.on('pong', () => (alive = true));
@@ -203,13 +220,19 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 				ws.ping();
 			}, settings.heartbeatMs);
 			const send = (message: ServerMessage) => {
-				if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+				if (ws.readyState !== ws.OPEN) return;
+				// A client that does not read its frames must not make the server hold them without end.
+				if (ws.bufferedAmount > settings.maxBufferedBytes) return ws.terminate();
+				ws.send(JSON.stringify(message));
 			};
 			const sendError = (code: ErrorCode, message: string) => send({ type: 'error', code, message });
 
 			send({ type: 'hello', protocol: PROTOCOL_VERSION, kb_version: info?.contentVersion ?? null });
 			ws.on('close', () => {
 				clearInterval(heartbeat);
+				const left = (connectionsByAddress.get(address) ?? 1) - 1;
+				if (left > 0) connectionsByAddress.set(address, left);
+				else connectionsByAddress.delete(address);
 				// A visitor who leaves frees the model at once for the next one.
 				job?.abort();
 			});
@@ -294,7 +317,9 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 			if (outcome.ttftMs !== null) metrics.observeTtft(outcome.ttftMs / 1000);
 			if (outcome.tokens > 1 && outcome.durationMs > 0) metrics.observeTokensPerSecond(outcome.tokens / (outcome.durationMs / 1000));
 			logger.info('job_done', { mode: outcome.mode, finish: outcome.finish, tokens: outcome.tokens, ttft_ms: outcome.ttftMs });
-			await qaLog?.write({
+			// The client already has its done frame: a log that cannot be written is the operator's problem, not the visitor's.
+			await qaLog
+				?.write({
 				time: new Date().toISOString(),
 				question: question.question,
 				chunk_ids: outcome.chunkIds,
@@ -303,8 +328,9 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 				finish: outcome.finish,
 				ttft_ms: outcome.ttftMs,
 				tokens: outcome.tokens,
-				duration_ms: Math.round(outcome.durationMs),
-			});
+					duration_ms: Math.round(outcome.durationMs),
+				})
+				.catch((error: unknown) => logger.error('qa_log_failed', { error }));
 		};
 
 		server.listen(settings.port, settings.host);
@@ -337,6 +363,15 @@ function sendDone(send: (message: ServerMessage) => void, finish: 'cancelled') {
 	send({ type: 'done', finish, stats: { ttft_ms: null, tokens: 0, tokens_per_s: null } });
 }
 
+/** The request's path, or '' for a request target that is not a valid path. */
+function requestPath(request: IncomingMessage): string {
+	try {
+		return new URL(request.url ?? '/', 'http://localhost').pathname;
+	} catch {
+		return '';
+	}
+}
+
 function refuse(socket: Duplex, status: number, text: string) {
 	socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
 }
@@ -357,7 +392,8 @@ function originAllowed(request: IncomingMessage, origins: readonly string[]): bo
 
 function clientAddress(request: IncomingMessage, trustProxy: boolean): string {
 	const forwarded = request.headers['x-forwarded-for'];
-	if (trustProxy && typeof forwarded === 'string' && forwarded.trim()) return forwarded.split(',')[0]!.trim();
+	// The proxy appends the address it saw; entries before it are whatever the client claimed.
+	if (trustProxy && typeof forwarded === 'string' && forwarded.trim()) return forwarded.split(',').at(-1)!.trim();
 	return request.socket.remoteAddress ?? 'unknown';
 }
 

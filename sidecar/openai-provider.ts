@@ -21,6 +21,8 @@ export interface OpenAiProviderOptions {
 	 * @default false
 	 */
 	startsInsideThought?: boolean;
+	/** Longest silence from the server, while connecting or streaming, before the answer fails. @default 60000 */
+	idleTimeoutMs?: number;
 }
 
 // A chat template wraps every message in a few tokens of role markers.
@@ -28,7 +30,7 @@ const MESSAGE_OVERHEAD_TOKENS = 8;
 
 /** Answers through an OpenAI-compatible `/chat/completions` endpoint, streamed over server-sent events. */
 export function createOpenAiProvider(options: OpenAiProviderOptions): AnswerProvider {
-	const { model, apiKey, contextSize, tokenizer, startsInsideThought = false } = options;
+	const { model, apiKey, contextSize, tokenizer, startsInsideThought = false, idleTimeoutMs = 60_000 } = options;
 	if (!Number.isInteger(contextSize) || contextSize < 1) {
 		throw new RangeError(`contextSize must be a positive integer, got ${contextSize}`);
 	}
@@ -63,7 +65,11 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): AnswerProv
 			return { text, finish, tokens: usageTokens ?? (raw === '' ? 0 : countTokens(raw)) };
 		};
 
-		const requestSignal = signal ? AbortSignal.any([signal, lifetime.signal]) : lifetime.signal;
+		// A server that stalls mid-answer would otherwise hold the one running job, and the whole queue, for ever.
+		const idle = new AbortController();
+		let idleTimer = setTimeout(() => idle.abort(), idleTimeoutMs);
+		const stalled = () => new Error(`${url} sent nothing for ${idleTimeoutMs / 1000} s`);
+		const requestSignal = AbortSignal.any([...(signal ? [signal] : []), lifetime.signal, idle.signal]);
 		const body: Record<string, unknown> = {
 			model,
 			messages: messages.map(({ role, content }) => ({ role, content })),
@@ -81,6 +87,8 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): AnswerProv
 		try {
 			response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: requestSignal });
 		} catch (error) {
+			clearTimeout(idleTimer);
+			if (idle.signal.aborted) throw stalled();
 			if (requestSignal.aborted) return result('cancelled');
 			throw new Error(`Cannot reach ${url}: ${describe(error)}`, { cause: error });
 		}
@@ -96,8 +104,11 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): AnswerProv
 		try {
 			while (!done) {
 				const { value, done: ended } = await reader.read();
+				clearTimeout(idleTimer);
+				idleTimer = setTimeout(() => idle.abort(), idleTimeoutMs);
 				for (const data of ended ? events.end() : events.push(value)) {
 					// One network chunk can hold several events; none may be shown after an abort.
+					if (idle.signal.aborted) throw stalled();
 					if (requestSignal.aborted) return result('cancelled');
 					if (data === '[DONE]') {
 						done = true;
@@ -121,9 +132,11 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): AnswerProv
 				if (ended) break;
 			}
 		} catch (error) {
+			if (idle.signal.aborted) throw stalled();
 			if (requestSignal.aborted) return result('cancelled');
 			throw error;
 		} finally {
+			clearTimeout(idleTimer);
 			// Stops the download if we left early; a no-op once the stream has ended.
 			reader.cancel().catch(() => {});
 		}

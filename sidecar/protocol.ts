@@ -72,6 +72,8 @@ export const CLOSE_CODES = {
 	GOING_AWAY: 1001,
 	/** A frame larger than maxPayload (sent by ws itself, which cannot answer such a frame). */
 	MESSAGE_TOO_BIG: 1009,
+	/** Too many connections from one address. */
+	TRY_AGAIN_LATER: 1013,
 } as const;
 
 /** Client → server: answer `question` from these chunks (ids from kb.json, best first). */
@@ -124,7 +126,8 @@ export interface ProtocolError {
 }
 
 // Ids are `<url>#<n>`: a path or absolute URL without whitespace or control characters, then a chunk number.
-const chunkIdPattern = /^(?:\/|https?:\/\/)[^\s#\u0000-\u001f\u007f]{0,480}#\d{1,6}$/;
+// Percent-encoded Japanese paths run nine characters a letter, hence the generous length; maxPayload bounds the rest.
+const chunkIdPattern = /^(?:\/|https?:\/\/)[^\s#\u0000-\u001f\u007f]{0,2000}#\d{1,6}$/;
 
 /** Checks a client frame as it arrives: the message, or the error to answer with. */
 export function parseClientMessage(

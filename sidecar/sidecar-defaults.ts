@@ -27,6 +27,10 @@ export const SIDECAR_DEFAULTS = {
 	metricsPublic: false,
 	qaLog: false as string | false,
 	heartbeatMs: 30_000,
+	/** Open sockets one client address may hold; a page needs one. */
+	maxConnectionsPerAddress: 8,
+	/** Bytes of unsent frames a socket may queue before the client is dropped as not reading. */
+	maxBufferedBytes: 1024 * 1024,
 };
 
 /**

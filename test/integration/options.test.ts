@@ -64,7 +64,13 @@ describe('the bundle location', () => {
 
 	test('is refused inside the public output or the public folder', () => {
 		assert.throws(configDone('dist/concierge/bundle.jsonl'), /would be inside outDir/);
+		assert.throws(configDone('dist/..bundle.jsonl'), /would be inside outDir/);
 		assert.throws(configDone('public/bundle.jsonl'), /would be inside publicDir/);
+	});
+
+	test('refuses a Chroma data folder inside the public folder', () => {
+		const hooks = concierge({ chroma: { path: 'public/chroma' } }).hooks;
+		assert.throws(() => (hooks['astro:config:done'] as (params: unknown) => void)({ config }), /Chroma data folder .* would be inside publicDir/);
 	});
 
 	test('is accepted beside them', () => {

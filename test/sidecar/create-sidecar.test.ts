@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -361,8 +363,27 @@ describe('the sidecar over a real Chroma server and a tiny GGUF model', () => {
 		const foreign = new WebSocket(url, { headers: { origin: 'https://evil.example' } });
 		const status = await new Promise<number>((resolve) => foreign.on('unexpected-response', (_, response) => resolve(response.statusCode ?? 0)));
 		assert.equal(status, 403);
+
+		// Malformed upgrade requests, and clients that reset the socket after a refusal, must not take the server down.
+		for (const target of ['//x:99999/', '/nope']) {
+			const socket = connect(sidecar.port, '127.0.0.1');
+			await once(socket, 'connect');
+			socket.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+			socket.resetAndDestroy();
+		}
+		await new Promise((resolve) => setTimeout(resolve, 100));
 		assert.equal((await fetch(`${sidecar.address}/healthz`)).status, 200);
 		client.close();
+	});
+
+	test('closes connections beyond the per-address limit with 1013', async () => {
+		const clients = Array.from({ length: 9 }, () => new Client(url));
+		const closes = await Promise.all(clients.map((client) => Promise.race([client.closed, client.open().then(() => undefined)])));
+		assert.deepEqual(
+			closes.filter((close) => close !== undefined).map((close) => close!.code),
+			[1013],
+		);
+		for (const client of clients) client.close();
 	});
 
 	test('refuses a second job on one connection while the first runs', async () => {

@@ -81,6 +81,14 @@ describe('OpenAI-compatible answer provider', () => {
 		assert.equal(lastRequest().body.top_k, 20);
 	});
 
+	test('fails an answer whose server stops sending, naming the endpoint, and leaves the connection', async () => {
+		await assert.rejects(
+			generate({ events: [{ content: 'Begun' }, { delay: 2000 }, { content: ' never seen' }, { finish: 'stop' }] }, { provider: { idleTimeoutMs: 200 } }),
+			/\/chat\/completions sent nothing for 0\.2 s/,
+		);
+		assert.equal(await lastRequest().closed, 'disconnected');
+	});
+
 	test('is named after the model and the host', () => {
 		assert.equal(provider().name, `openai:tiny-test@${new URL(server.url).host}`);
 		assert.equal(provider({ baseUrl: `${server.url}/` }).name, `openai:tiny-test@${new URL(server.url).host}`);
