@@ -37,9 +37,19 @@ export function readPageHeadings(html: string): PageHeadings {
 	return { headings, ids };
 }
 
-/** Compares heading texts from markdown and from HTML alike: whitespace runs collapse, ends are trimmed. */
+/**
+ * Compares heading texts from markdown and from HTML alike: Astro's smartypants turns quotes into curly ones,
+ * `--` and `---` into dashes and `...` into an ellipsis, so both sides are brought to the plain forms;
+ * whitespace runs collapse and ends are trimmed.
+ */
 export function normalizeHeadingText(text: string): string {
-	return text.replace(/\s+/g, ' ').trim();
+	return text
+		.replace(/[\u2018\u2019]/g, "'")
+		.replace(/[\u201c\u201d]/g, '"')
+		.replace(/\u2026/g, '...')
+		.replace(/[\u2013\u2014]|-{2,3}/g, '-')
+		.replace(/\s+/g, ' ')
+		.trim();
 }
 
 /**

@@ -95,6 +95,9 @@ describe('building the knowledge base of a site', () => {
 		assert.equal(check.anchor, 'check-the-node-version-check');
 		const rain = kb.chunks.find((chunk) => chunk.heading === '梅雨の季節');
 		assert.equal(rain?.anchor, '梅雨の季節');
+		// Astro renders this heading with curly quotes, an en dash and an ellipsis (smartypants).
+		const smart = kb.chunks.find((chunk) => chunk.heading.endsWith('Don\'t panic -- it\'s "only" the path...'));
+		assert.equal(smart?.anchor, 'dont-panic--its-only-the-path');
 		const mdx = kb.chunks.find((chunk) => chunk.heading === 'Passing props');
 		assert.equal(mdx?.url, '/notes/components/');
 	});
