@@ -26,6 +26,7 @@ import {
 } from './protocol.ts';
 import { createQaLog } from './qa-log.ts';
 import { createRateLimiter } from './rate-limiter.ts';
+import { serveStaticSite } from './serve-static-site.ts';
 import { SIDECAR_DEFAULTS } from './sidecar-defaults.ts';
 
 /** Options of {@link createSidecar}; every default is in SIDECAR_DEFAULTS. */
@@ -45,6 +46,8 @@ export interface SidecarOptions {
 	/** Embedding model for the sidecar's own search, when the one named in the collection is not loadable by name here. */
 	embeddingModel?: string;
 	embeddingDtype?: EmbedderDtype;
+	/** A built Astro site (its dist folder) to serve on the same port, so one process serves pages and answers. */
+	site?: string;
 	/** Origins allowed to connect; a browser page from any other origin is refused at the handshake. */
 	origins?: string[];
 	maxTokens?: number;
@@ -150,6 +153,7 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 			if (embedder) await (await embedder.catch(() => undefined))?.dispose();
 		});
 
+		const site = options.site ? serveStaticSite(options.site) : undefined;
 		const metrics = createMetrics();
 		const qaLog = settings.qaLog ? createQaLog({ path: settings.qaLog }) : undefined;
 		if (qaLog) cleanup.push(() => qaLog.close());
@@ -188,6 +192,7 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 				response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics.render());
 				return;
 			}
+			if (site && (await site(request, response))) return;
 			response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
 		};
 

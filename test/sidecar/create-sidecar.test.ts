@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { formatBundle, type BundleChunk, type BundleHeader } from '../../integration/bundle.ts';
@@ -411,6 +411,43 @@ describe('the sidecar over a real Chroma server and a tiny GGUF model', () => {
 		assert.ok(
 			value(after, 'concierge_jobs_total\\{outcome="length"\\}') > value(before, 'concierge_jobs_total\\{outcome="length"\\}'),
 		);
+	});
+
+	test('serves a built site\'s files on the same port, never outside its folder', async () => {
+		const dist = join(dir, 'site-dist');
+		const client = join(dist, 'client');
+		for (const [path, content] of [
+			['index.html', '<h1>Home</h1>'],
+			['blog/post/index.html', '<h1>Post</h1>'],
+			['concierge/kb.json', '{"format":"astro-concierge-kb"}'],
+			['_astro/app.1234.js', 'export {};'],
+			['404.html', '<h1>Lost</h1>'],
+		] as const) {
+			await mkdir(dirname(join(client, path)), { recursive: true });
+			await writeFile(join(client, path), content);
+		}
+		await writeFile(join(dist, 'secret.txt'), 'server side only');
+		const served = await start({ site: dist });
+		const get = (path: string) => fetch(`${served.address}${path}`);
+		assert.equal(await (await get('/')).text(), '<h1>Home</h1>');
+		assert.equal(await (await get('/blog/post/')).text(), '<h1>Post</h1>');
+		assert.equal(await (await get('/blog/post')).text(), '<h1>Post</h1>');
+		const kbResponse = await get('/concierge/kb.json');
+		assert.match(kbResponse.headers.get('content-type') ?? '', /^application\/json/);
+		assert.match((await get('/_astro/app.1234.js')).headers.get('cache-control') ?? '', /immutable/);
+		const lost = await get('/nowhere/');
+		assert.equal(lost.status, 404);
+		assert.equal(await lost.text(), '<h1>Lost</h1>');
+		for (const path of ['/../secret.txt', '/%2e%2e/secret.txt', '/..%2fsecret.txt']) {
+			const response = await get(path);
+			assert.equal(response.status, 404, path);
+			assert.doesNotMatch(await response.text(), /server side only/);
+		}
+		assert.equal((await get('/healthz')).status, 200);
+		const socket = new Client(`${served.address.replace('http', 'ws')}/concierge`);
+		assert.equal((await socket.open()).type, 'hello');
+		socket.close();
+		await assert.rejects(start({ site: join(dir, 'chroma') }), /does not look like a built site/);
 	});
 
 	test('reports 503 on /healthz while Chroma is down and 200 once it is back', async () => {
