@@ -4,7 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { AstroIntegrationLogger } from 'astro';
 import { AstroError } from 'astro/errors';
-import { articleOrigin, defaultEntryUrl, formatPageUrl, withBase, type UrlStyle } from './article-url.ts';
+import { articleOrigin, defaultEntryUrl, formatPageUrl, type UrlStyle } from './article-url.ts';
 import { formatBundle, type BundleChunk, type BundleHeader } from './bundle.ts';
 import { chunkArticle, type ArticleChunk, type SectionToChunk } from './chunk-article.ts';
 import { createEmbedder } from './create-embedder.ts';
@@ -236,7 +236,8 @@ async function readArticle(
 	else {
 		const path = (options.url ?? defaultEntryUrl)(origin.entry);
 		if (path === undefined) return 'skip';
-		url = withBase(path, context.urlStyle.base);
+		// Written like a routed page's URL, so build.format and trailingSlash apply to entries too.
+		url = formatPageUrl(path, false, context.urlStyle);
 	}
 
 	const page = builtPage(url, context);

@@ -41,8 +41,8 @@ export const optionsSchema = z
 		 */
 		exclude: z.array(z.string().min(1)).default([]),
 		/**
-		 * Page URL of a content collection entry, without the site's `base` (it is added).
-		 * Return `undefined` to leave the entry out.
+		 * Page URL of a content collection entry, without the site's `base` (it is added, and `build.format` and
+		 * `trailingSlash` are applied as for a routed page). Return `undefined` to leave the entry out.
 		 * @default (entry) => `/${entry.collection}/${entry.id}/`
 		 */
 		url: z
