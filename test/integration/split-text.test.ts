@@ -45,17 +45,24 @@ function englishSentence(next: () => number): string {
 	return sentence[0]!.toUpperCase() + sentence.slice(1) + pick(next, ['.', '.', '.', '!', '?']);
 }
 
-function englishText(chars: number, seed = 1): string {
+/** Paragraphs from `paragraph`, separated by blank lines, until the text is at least `chars` long. */
+function textOf(chars: number, seed: number, paragraph: (next: () => number) => string): string {
 	const next = seededRandom(seed);
 	const paragraphs: string[] = [];
 	let length = 0;
 	while (length < chars) {
-		const sentences = Array.from({ length: 2 + Math.floor(next() * 6) }, () => englishSentence(next));
-		const paragraph = next() < 0.1 ? `## ${sentences[0]}` : sentences.join(' ');
-		paragraphs.push(paragraph);
-		length += paragraph.length + 2;
+		const text = paragraph(next);
+		paragraphs.push(text);
+		length += text.length + 2;
 	}
 	return paragraphs.join('\n\n');
+}
+
+function englishText(chars: number, seed = 1): string {
+	return textOf(chars, seed, (next) => {
+		const sentences = Array.from({ length: 2 + Math.floor(next() * 6) }, () => englishSentence(next));
+		return next() < 0.1 ? `## ${sentences[0]}` : sentences.join(' ');
+	});
 }
 
 const CLAUSES = [
@@ -79,30 +86,15 @@ function japaneseSentence(next: () => number): string {
 }
 
 function japaneseText(chars: number, seed = 2): string {
-	const next = seededRandom(seed);
-	const paragraphs: string[] = [];
-	let length = 0;
-	while (length < chars) {
-		const paragraph = Array.from({ length: 2 + Math.floor(next() * 5) }, () => japaneseSentence(next)).join('');
-		paragraphs.push(paragraph);
-		length += paragraph.length + 2;
-	}
-	return paragraphs.join('\n\n');
+	return textOf(chars, seed, (next) => Array.from({ length: 2 + Math.floor(next() * 5) }, () => japaneseSentence(next)).join(''));
 }
 
 function mixedText(chars: number, seed = 3): string {
-	const next = seededRandom(seed);
-	const parts: string[] = [];
-	let length = 0;
-	while (length < chars) {
-		const part =
-			next() < 0.5
-				? `Astro の build では、${japaneseSentence(next)}${englishSentence(next)} ${japaneseSentence(next)}`
-				: `${englishSentence(next)} ${japaneseSentence(next)}`;
-		parts.push(part);
-		length += part.length + 2;
-	}
-	return parts.join('\n\n');
+	return textOf(chars, seed, (next) =>
+		next() < 0.5
+			? `Astro の build では、${japaneseSentence(next)}${englishSentence(next)} ${japaneseSentence(next)}`
+			: `${englishSentence(next)} ${japaneseSentence(next)}`,
+	);
 }
 
 const CODE = [
