@@ -122,7 +122,7 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 			cache,
 			logger,
 		);
-		const hashOf = new Map(articles.map((article) => [article.url, article]));
+		const articleByUrl = new Map(articles.map((article) => [article.url, article]));
 		const bundleChunks: BundleChunk[] = chunks.map((chunk, i) => ({
 			id: chunk.id,
 			text: chunk.text,
@@ -131,8 +131,8 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 				anchor: chunk.anchor,
 				title: chunk.title,
 				heading: chunk.heading,
-				lang: hashOf.get(chunk.url)!.parsed.lang ?? '',
-				articleHash: hashOf.get(chunk.url)!.hash,
+				lang: articleByUrl.get(chunk.url)!.parsed.lang ?? '',
+				articleHash: articleByUrl.get(chunk.url)!.hash,
 			},
 			embedding: Array.from(vectors[i]!),
 		}));

@@ -244,25 +244,37 @@ function emit(state: SplitState, from: number, to: number, level: number): void 
 function currentTail(state: SplitState): Tail | null {
 	if (state.overlapTokens <= 0 || !state.previous) return null;
 	if (state.tail !== undefined) return state.tail;
-	const { ctx, overlapTokens } = state;
 	const { start, end, level } = state.previous;
-	state.tail = null;
-	for (let candidateLevel = level; candidateLevel <= GRAPHEME; candidateLevel++) {
-		const starts = boundaries(ctx.text, candidateLevel, start, end);
+	state.tail = longestSuffix(state.ctx, start, end, end, level, GRAPHEME, state.overlapTokens);
+	return state.tail;
+}
+
+/**
+ * The earliest boundary in text[start, end), at the first level from `fromLevel` to `toLevel` that has one,
+ * from which text up to `measuredEnd` still fits `budget` tokens; null when none does.
+ */
+function longestSuffix(
+	ctx: Context,
+	start: number,
+	end: number,
+	measuredEnd: number,
+	fromLevel: number,
+	toLevel: number,
+	budget: number,
+): Tail | null {
+	for (let level = fromLevel; level <= toLevel; level++) {
+		const starts = boundaries(ctx.text, level, start, end);
 		const last = starts.length - 1;
 		const fit = findLargest(
 			ctx,
 			starts.length,
-			(k) => end - starts[last - k]!,
-			(k) => measure(ctx, starts[last - k]!, end, overlapTokens),
-			overlapTokens,
+			(k) => measuredEnd - starts[last - k]!,
+			(k) => measure(ctx, starts[last - k]!, measuredEnd, budget),
+			budget,
 		);
-		if (fit.index >= 0) {
-			state.tail = { start: starts[last - fit.index]!, level: candidateLevel };
-			break;
-		}
+		if (fit.index >= 0) return { start: starts[last - fit.index]!, level };
 	}
-	return state.tail;
+	return null;
 }
 
 /**
@@ -273,20 +285,8 @@ function currentTail(state: SplitState): Tail | null {
  */
 function shrinkTail(state: SplitState, tail: Tail, pieceEnd: number): number {
 	const { ctx, maxTokens } = state;
-	const tailEnd = state.previous!.end;
-	for (let level = tail.level; level <= Math.max(tail.level, SPACE); level++) {
-		const starts = boundaries(ctx.text, level, tail.start, tailEnd);
-		const last = starts.length - 1;
-		const fit = findLargest(
-			ctx,
-			starts.length,
-			(k) => pieceEnd - starts[last - k]!,
-			(k) => measure(ctx, starts[last - k]!, pieceEnd, maxTokens),
-			maxTokens,
-		);
-		if (fit.index >= 0) return starts[last - fit.index]!;
-	}
-	return -1;
+	const shorter = longestSuffix(ctx, tail.start, state.previous!.end, pieceEnd, tail.level, Math.max(tail.level, SPACE), maxTokens);
+	return shorter ? shorter.start : -1;
 }
 
 function splitRange(state: SplitState, start: number, end: number, level: number): void {
