@@ -1,6 +1,8 @@
 // Browser-safe: the search island loads this module, so no node: imports and no Buffer.
 // docs/kb-format.md is the specification this file implements.
 
+import { createInt8Scorer, int8ScorerQueryLimit, type Int8Scorer } from './score-int8.ts';
+
 /** Value of kb.json's "format" field; anything else is not a knowledge base this package wrote. */
 export const KB_FORMAT = 'astro-concierge-kb';
 
@@ -202,8 +204,12 @@ function readVectors(file: Record<string, unknown>, count: number, dimension: nu
 	for (let k = 0; k < dimension; k++) centroid[k] = view.getFloat32(4 * k, true);
 	const scales = new Float32Array(count);
 	for (let j = 0; j < count; j++) scales[j] = view.getFloat32(4 * (dimension + j), true);
-	// A view, not a copy: the codes are most of the file, and scoring wants them in one buffer.
-	const codes = new Int8Array(bytes.buffer, bytes.byteOffset + 4 * (dimension + count), count * dimension);
+	// The codes are most of the file and scoring wants them in one buffer: a view of the decoded bytes, or,
+	// where the SIMD kernel runs, one copy into the kernel's memory, which then serves both paths.
+	const stored = new Int8Array(bytes.buffer, bytes.byteOffset + 4 * (dimension + count), count * dimension);
+	const scorer = createInt8Scorer(count, dimension);
+	scorer?.codes.set(stored);
+	const codes = scorer?.codes ?? stored;
 
 	if (!centroid.every(Number.isFinite)) throw new Error('kb.json: "vectors.data" has a non-finite centroid component');
 	const centroidWeight = new Float64Array(count);
@@ -220,8 +226,35 @@ function readVectors(file: Record<string, unknown>, count: number, dimension: nu
 		centroidWeight[j] = inverseNorm;
 		codeWeight[j] = scale * inverseNorm;
 	}
-	return { centroid, scales, codes, centroidWeight, codeWeight };
+	const index: KbIndex = { centroid, scales, codes, centroidWeight, codeWeight };
+	if (scorer) {
+		const sums = scorer.absoluteSums();
+		const errorWeight = new Float64Array(count);
+		for (let j = 0; j < count; j++) errorWeight[j] = ((codeWeight[j] as number) * (sums[j] as number)) / 2;
+		kernels.set(index, { scorer, errorWeight, candidates: new Int32Array(count) });
+	}
+	return index;
 }
+
+/**
+ * What the SIMD path needs beyond KbIndex. Kept aside rather than in KbIndex, so a Kb put together by other
+ * means (or copied field by field) is still valid and simply searched by the JavaScript loop.
+ */
+interface KbKernel {
+	scorer: Int8Scorer;
+	/**
+	 * codeWeight[j] · Σ|code_j| / 2: with the query quantised in steps of `step`, each component is off by at
+	 * most step / 2, so chunk j's approximate score is off by at most step · errorWeight[j].
+	 */
+	errorWeight: Float64Array;
+	/** Scratch space for one search's candidate chunks; searches never overlap, JavaScript being single-threaded. */
+	candidates: Int32Array;
+}
+
+const kernels = new WeakMap<KbIndex, KbKernel>();
+
+// Covers the floating-point rounding of both the approximate and the exact score, which the bound above leaves out.
+const ROUNDING_SLACK = 1e-10;
 
 /** Chunk `index`'s vector as stored (centroid + scale × codes), before any renormalisation. */
 export function decodeKbVector(kb: Kb, index: number): Float64Array {
@@ -267,16 +300,48 @@ export function searchKb(kb: Kb, query: Float32Array, options: KbSearchOptions =
 	for (let k = 0; k < dimension; k++) queryDotCentroid += (q[k] as number) * (centroid[k] as number);
 
 	const count = kb.chunks.length | 0;
-	const heap = new TopScores(Math.min(topK, count));
+	const capacity = Math.min(topK, count);
+	const heap = new TopScores(capacity);
 	const minScore = 1 - maxDistance;
 	// Below the weakest kept score a chunk cannot get in, so most chunks cost one comparison after scoring.
 	let floor = minScore;
-	for (let j = 0, row = 0; j < count; j++, row += dimension) {
-		// One running sum measured as fast as unrolled variants in V8, and stays simple.
-		let dot = 0;
-		for (let k = 0; k < dimension; k++) dot += (q[k] as number) * (codes[row + k] as number);
-		const score = queryDotCentroid * (centroidWeight[j] as number) + (codeWeight[j] as number) * dot;
-		if (score >= floor) floor = Math.max(minScore, heap.offer(score, j));
+	const kernel = kernels.get(kb.index);
+	if (kernel) {
+		// The kernel scores every chunk approximately, with a bound on the error; only chunks whose bound reaches
+		// the best lower bounds are scored exactly below, so the result is exactly that of the plain loop.
+		const { scorer, errorWeight } = kernel;
+		let largest = 0;
+		for (let k = 0; k < dimension; k++) largest = Math.max(largest, Math.abs(q[k] as number));
+		const step = largest / int8ScorerQueryLimit(dimension);
+		const quantised = scorer.query;
+		for (let k = 0; k < dimension; k++) quantised[k] = Math.round((q[k] as number) / step);
+		const dots = scorer.dots();
+		// One pass keeps the topK best lower bounds (at least topK chunks score that much, so nothing below the
+		// weakest of them can be kept) and notes every chunk whose upper bound reaches the cut so far; the cut
+		// only rises, so the chunks the final cut admits are among those noted.
+		const lowerBounds = new TopScores(capacity);
+		const noted = kernel.candidates;
+		let notedCount = 0;
+		let cut = minScore;
+		for (let j = 0; j < count; j++) {
+			const approximate = queryDotCentroid * (centroidWeight[j] as number) + (codeWeight[j] as number) * (step * (dots[j] as number));
+			const error = step * (errorWeight[j] as number) + ROUNDING_SLACK;
+			if (approximate + error < cut) continue;
+			noted[notedCount++] = j;
+			if (approximate - error >= cut) cut = Math.max(minScore, lowerBounds.offer(approximate - error, j));
+		}
+		for (let i = 0; i < notedCount; i++) {
+			const j = noted[i] as number;
+			const approximate = queryDotCentroid * (centroidWeight[j] as number) + (codeWeight[j] as number) * (step * (dots[j] as number));
+			if (approximate + step * (errorWeight[j] as number) + ROUNDING_SLACK < cut) continue;
+			const score = exactScore(q, codes, j * dimension, dimension, queryDotCentroid, centroidWeight[j] as number, codeWeight[j] as number);
+			if (score >= floor) floor = Math.max(minScore, heap.offer(score, j));
+		}
+	} else {
+		for (let j = 0, row = 0; j < count; j++, row += dimension) {
+			const score = exactScore(q, codes, row, dimension, queryDotCentroid, centroidWeight[j] as number, codeWeight[j] as number);
+			if (score >= floor) floor = Math.max(minScore, heap.offer(score, j));
+		}
 	}
 
 	const matches: KbMatch[] = [];
@@ -286,6 +351,22 @@ export function searchKb(kb: Kb, query: Float32Array, options: KbSearchOptions =
 		if (distance <= maxDistance) matches.push({ chunk: kb.chunks[index] as KbChunk, distance: Math.max(0, distance) });
 	}
 	return matches;
+}
+
+/** Chunk j's cosine with the unit query: the one definition both search paths use, so they agree to the bit. */
+function exactScore(
+	q: Float64Array,
+	codes: Int8Array,
+	row: number,
+	dimension: number,
+	queryDotCentroid: number,
+	centroidWeight: number,
+	codeWeight: number,
+): number {
+	// One running sum measured as fast as unrolled variants in V8, and stays simple.
+	let dot = 0;
+	for (let k = 0; k < dimension; k++) dot += (q[k] as number) * (codes[row + k] as number);
+	return queryDotCentroid * centroidWeight + codeWeight * dot;
 }
 
 // Keeps the best `capacity` scores seen, as a min-heap so the weakest kept score is at the root and
@@ -354,6 +435,15 @@ class TopScores {
 }
 
 function decodeBase64(text: string): Uint8Array {
+	// Native where the engine has it (Chromium 140+, Firefox 133+, Safari 18.2+): several times faster than atob.
+	const native = (Uint8Array as { fromBase64?: (text: string) => Uint8Array }).fromBase64;
+	if (native) {
+		try {
+			return native(text);
+		} catch {
+			throw new Error('kb.json: "vectors.data" is not valid base64');
+		}
+	}
 	let binary: string;
 	try {
 		binary = atob(text);

@@ -1,171 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
 import { encodeKb, type KbInput, type KbInputChunk } from '../../integration/encode-kb.ts';
-import {
-	KB_FORMAT,
-	KB_VERSION,
-	decodeKbVector,
-	readKb,
-	searchKb,
-	type Kb,
-	type KbSearchOptions,
-	type KbSettings,
-} from '../../integration/runtime/kb.ts';
+import { KB_FORMAT, KB_VERSION, decodeKbVector, readKb, searchKb } from '../../integration/runtime/kb.ts';
+import { measureFidelity } from '../helpers/kb-fidelity.ts';
+import { DIMENSION, SETTINGS, cosine, e5LikeSource, randomUnit, seedFormat, withMetadata } from '../helpers/kb-vectors.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
-
-const DIMENSION = 384;
-
-const SETTINGS: KbSettings = {
-	model: 'Xenova/multilingual-e5-small',
-	dtype: 'q8',
-	dimension: DIMENSION,
-	pooling: 'mean',
-	normalize: true,
-	queryPrefix: 'query: ',
-	topK: 8,
-	maxDistance: 0.35,
-	contentVersion: '9f86d081884c7d65',
-};
-
-// ---------------------------------------------------------------------------------------------------------
-// Deterministic data
-
-type Random = () => number;
-
-/** Standard normal samples by Box–Muller, both halves of each pair used. */
-function gaussians(random: Random, count: number): Float64Array {
-	const values = new Float64Array(count);
-	for (let i = 0; i < count; i += 2) {
-		const radius = Math.sqrt(-2 * Math.log(1 - random()));
-		const angle = 2 * Math.PI * random();
-		values[i] = radius * Math.cos(angle);
-		if (i + 1 < count) values[i + 1] = radius * Math.sin(angle);
-	}
-	return values;
-}
-
-function normalised(values: Float64Array): Float32Array {
-	let squares = 0;
-	for (let k = 0; k < values.length; k++) squares += (values[k] as number) * (values[k] as number);
-	const inverse = 1 / Math.sqrt(squares);
-	const unit = new Float32Array(values.length);
-	for (let k = 0; k < values.length; k++) unit[k] = (values[k] as number) * inverse;
-	return unit;
-}
-
-function randomUnit(random: Random, dimension = DIMENSION): Float32Array {
-	return normalised(gaussians(random, dimension));
-}
-
-/**
- * Samples vectors that crowd together the way e5's do: a direction every text shares, one of a few topic
- * centres, and per-text detail. Weights 0.75 / 0.10 / 0.15 (as shares of squared length) give a mean
- * pairwise cosine near 0.77, mid-way in the 0.7–0.85 that multilingual-e5 typically shows.
- */
-function e5LikeSource(random: Random, dimension = DIMENSION): () => Float32Array {
-	const shared = randomUnit(random, dimension);
-	const topics = Array.from({ length: 8 }, () => randomUnit(random, dimension));
-	const [wShared, wTopic, wDetail] = [Math.sqrt(0.75), Math.sqrt(0.1), Math.sqrt(0.15)];
-	return () => {
-		const topic = topics[Math.floor(random() * topics.length)] as Float32Array;
-		const detail = randomUnit(random, dimension);
-		const mixed = new Float64Array(dimension);
-		for (let k = 0; k < dimension; k++) {
-			mixed[k] = wShared * (shared[k] as number) + wTopic * (topic[k] as number) + wDetail * (detail[k] as number);
-		}
-		return normalised(mixed);
-	};
-}
-
-const WORDS = (
-	'astro build static site deploy node server cache image layout content collection markdown island ' +
-	'hydration route page blog post search vector embedding model browser worker stream token query ' +
-	'answer docker volume nginx proxy config theme font colour dark mode testing ci release guide'
-).split(' ');
-
-function words(random: Random, count: number): string[] {
-	return Array.from({ length: count }, () => WORDS[Math.floor(random() * WORDS.length)] as string);
-}
-
-function capitalised(text: string): string {
-	return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-function slug(text: string): string {
-	return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
-}
-
-/** A title of 20–60 characters. */
-function title(random: Random): string {
-	const target = 20 + Math.floor(random() * 41);
-	let text = capitalised(words(random, 1)[0] as string);
-	while (text.length < target) {
-		const next = `${text} ${words(random, 1)[0]}`;
-		if (next.length > 60) break;
-		text = next;
-	}
-	return text;
-}
-
-/** Blog-shaped metadata for each vector: articles of 1–10 sections, ids `<url>#<n>`, heading paths. */
-function withMetadata(vectors: Float32Array[], random: Random, settings: KbSettings = SETTINGS): KbInput {
-	const chunks: KbInputChunk[] = [];
-	const urls = new Set<string>();
-	while (chunks.length < vectors.length) {
-		let url: string;
-		do url = `/blog/${slug(words(random, 2 + Math.floor(random() * 4)).join(' '))}/`;
-		while (urls.has(url));
-		urls.add(url);
-		const pageTitle = title(random);
-		const sections = 1 + Math.floor(random() * 10);
-		let section = '';
-		for (let n = 0; n < sections && chunks.length < vectors.length; n++) {
-			let heading = '';
-			if (n > 0) {
-				const name = capitalised(words(random, 2 + Math.floor(random() * 4)).join(' '));
-				if (section === '' || random() < 0.6) section = name;
-				heading = section === name ? name : `${section} › ${name}`;
-			}
-			const anchor = heading === '' ? '' : slug(heading.split(' › ').at(-1) as string);
-			chunks.push({ id: `${url}#${n}`, url, anchor, title: pageTitle, heading, vector: vectors[chunks.length] as Float32Array });
-		}
-	}
-	return { ...settings, chunks };
-}
-
-/** The same knowledge base as the seeds wrote it: full metadata per chunk, vectors as 6-decimal JSON floats. */
-function seedFormat(input: KbInput): string {
-	const { chunks, ...settings } = input;
-	return JSON.stringify({
-		...settings,
-		chunks: chunks.map(({ id, url, anchor, title, heading, vector }) => ({
-			id,
-			url,
-			anchor,
-			title,
-			heading,
-			vector: Array.from(vector, (value) => Math.round(value * 1e6) / 1e6),
-		})),
-	});
-}
 
 function gzipBytes(text: string): number {
 	return gzipSync(text, { level: 9 }).length;
-}
-
-function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-	let dot = 0;
-	let aa = 0;
-	let bb = 0;
-	for (let k = 0; k < a.length; k++) {
-		dot += (a[k] as number) * (b[k] as number);
-		aa += (a[k] as number) ** 2;
-		bb += (b[k] as number) ** 2;
-	}
-	return dot / Math.sqrt(aa * bb);
 }
 
 function percent(fraction: number): string {
@@ -480,202 +323,27 @@ describe('kb.json size and fidelity', () => {
 	}
 
 	const QUERIES = 1000;
-	// Exact cosines are computed for this many compact-ranked candidates; see certifiedTop10.
-	const CANDIDATES = 200;
 
 	// e5-like vectors get the full 20,000 chunks, the case that matters. Random ones get 5,000, because the
 	// search alone costs about 0.75 ms per 1,000 chunks per query here and the file should finish in ~20 s.
-	for (const [kind, chunkCount] of [
-		['e5-like', 20_000],
-		['random unit', 5_000],
+	for (const [kind, chunkCount, seed] of [
+		['e5-like', 20_000, 21],
+		['random unit', 5_000, 22],
 	] as const) {
 		test(`keeps 99.9% of the exact top 10 inside its top 20 and 97% in its top 10, for ${kind} vectors`, async (t) => {
-			const random = seededRandom(kind === 'e5-like' ? 21 : 22);
-			const next = kind === 'e5-like' ? e5LikeSource(random) : () => randomUnit(random);
-			const vectors = Array.from({ length: chunkCount }, next);
-			const queries = Array.from({ length: QUERIES }, next);
-
+			const fidelity = await measureFidelity(kind, chunkCount, QUERIES, seed);
 			if (kind === 'e5-like') {
-				const meanCosine = meanPairwiseCosine(vectors.slice(0, 300));
-				t.diagnostic(`mean pairwise cosine of 300 sampled vectors: ${meanCosine.toFixed(3)}`);
-				assert.ok(meanCosine >= 0.7 && meanCosine <= 0.85, `mean pairwise cosine ${meanCosine}`);
+				t.diagnostic(`mean pairwise cosine of 300 sampled vectors: ${fidelity.meanCosine.toFixed(3)}`);
+				assert.ok(fidelity.meanCosine >= 0.7 && fidelity.meanCosine <= 0.85, `mean pairwise cosine ${fidelity.meanCosine}`);
 			}
-
-			const text = encodeKb(withMetadata(vectors, random));
-			const searched = searchInWorkers(text, queries, { topK: CANDIDATES, maxDistance: 2 });
-			const kb = readKb(text);
-			const exact = new ExactIndex(vectors);
-			const epsilon = largestDecodingError(kb, exact);
-			const position = new Map(kb.chunks.map((chunk, j) => [chunk.id, j]));
-			const results = await searched;
-
-			let inTop20 = 0;
-			let inTop10 = 0;
-			let worstTop10 = 10;
-			let fullScans = 0;
-			queries.forEach((query, q) => {
-				const compact = results[q] as WorkerMatch[];
-				const compactOrder = compact.map(([id]) => position.get(id) as number);
-				let truth = certifiedTop10(exact, query, compactOrder, (compact.at(-1) as WorkerMatch)[1], epsilon);
-				// Every 50th query is also scanned in full, checking the certificate against brute force.
-				if (truth === null || q % 50 === 0) {
-					const scanned = exact.top10(query);
-					if (truth !== null) assert.deepEqual(truth, scanned, `certified top 10 of query ${q}`);
-					else fullScans++;
-					truth = scanned;
-				}
-				const top20 = new Set(compactOrder.slice(0, 20));
-				const top10 = new Set(compactOrder.slice(0, 10));
-				const kept10 = truth.filter((j) => top10.has(j)).length;
-				inTop20 += truth.filter((j) => top20.has(j)).length;
-				inTop10 += kept10;
-				worstTop10 = Math.min(worstTop10, kept10);
-			});
-
-			const within20 = inTop20 / (10 * QUERIES);
-			const overlap10 = inTop10 / (10 * QUERIES);
 			t.diagnostic(
-				`${kind}, ${chunkCount} chunks × ${QUERIES} fresh queries: exact top 10 inside compact top 20 ${percent(within20)}, ` +
-					`top-10 overlap ${percent(overlap10)} (worst query ${worstTop10}/10); ` +
-					`largest decoding error ${epsilon.toFixed(4)}; ${fullScans} queries needed a full exact scan`,
+				`${kind}, ${chunkCount} chunks × ${QUERIES} fresh queries: exact top 10 inside compact top 20 ${percent(fidelity.within20)}, ` +
+					`top-10 overlap ${percent(fidelity.overlap10)} (worst query ${fidelity.worstTop10}/10); ` +
+					`largest decoding error ${fidelity.epsilon.toFixed(4)}; ${fidelity.fullScans} queries needed a full exact scan`,
 			);
-			assert.ok(within20 >= 0.999, `top 10 inside top 20: ${percent(within20)}`);
-			assert.ok(overlap10 >= 0.97, `top-10 overlap: ${percent(overlap10)}`);
+			assert.ok(fidelity.within20 >= 0.999, `top 10 inside top 20: ${percent(fidelity.within20)}`);
+			assert.ok(fidelity.overlap10 >= 0.97, `top-10 overlap: ${percent(fidelity.overlap10)}`);
 		});
 	}
 });
 
-/** `[chunk id, distance]` of one searchKb match, as a worker sends it back. */
-type WorkerMatch = [id: string, distance: number];
-
-// Plain JavaScript, run as a worker: it loads the real kb.ts, reads kb.json and searches its share of the queries.
-const SEARCH_WORKER = `
-const { parentPort, workerData } = require('node:worker_threads');
-import(workerData.kbModule).then(({ readKb, searchKb }) => {
-	const kb = readKb(workerData.text);
-	parentPort.postMessage(workerData.queries.map((query) =>
-		searchKb(kb, query, workerData.options).map((match) => [match.chunk.id, match.distance])));
-});
-`;
-
-/**
- * searchKb for every query, split across worker threads. A thousand queries over 20,000 chunks is
- * billions of int8 multiply-adds; on a two-core machine two threads halve the wait.
- */
-async function searchInWorkers(text: string, queries: Float32Array[], options: KbSearchOptions): Promise<WorkerMatch[][]> {
-	const threads = Math.max(1, Math.min(4, availableParallelism()));
-	const share = Math.ceil(queries.length / threads);
-	const kbModule = new URL('../../integration/runtime/kb.ts', import.meta.url).href;
-	const parts = await Promise.all(
-		Array.from({ length: threads }, (_, i) =>
-			new Promise<WorkerMatch[][]>((resolve, reject) => {
-				const workerData = { kbModule, text, options, queries: queries.slice(i * share, (i + 1) * share) };
-				const worker = new Worker(SEARCH_WORKER, { eval: true, workerData });
-				worker.once('message', resolve);
-				worker.once('error', reject);
-				worker.once('exit', (code) => reject(new Error(`search worker exited with code ${code} before answering`)));
-			}),
-		),
-	);
-	return parts.flat();
-}
-
-/** Original vectors, unit-normalised in float64, for exact cosines. */
-class ExactIndex {
-	readonly dimension: number;
-	readonly count: number;
-	readonly values: Float64Array;
-
-	constructor(vectors: Float32Array[]) {
-		this.count = vectors.length;
-		this.dimension = vectors[0]?.length ?? 0;
-		this.values = new Float64Array(this.count * this.dimension);
-		vectors.forEach((vector, j) => {
-			let squares = 0;
-			for (const value of vector) squares += value * value;
-			const inverse = 1 / Math.sqrt(squares);
-			for (let k = 0; k < this.dimension; k++) this.values[j * this.dimension + k] = (vector[k] as number) * inverse;
-		});
-	}
-
-	score(query: Float64Array, j: number): number {
-		let dot = 0;
-		for (let k = 0, at = j * this.dimension; k < this.dimension; k++, at++) dot += (query[k] as number) * (this.values[at] as number);
-		return dot;
-	}
-
-	/** Exact top 10 by brute force, best first. */
-	top10(query: Float32Array): number[] {
-		const q = unitQuery(query);
-		const best: Array<{ j: number; score: number }> = [];
-		for (let j = 0; j < this.count; j++) {
-			const score = this.score(q, j);
-			if (best.length === 10 && score <= (best[9] as { score: number }).score) continue;
-			let at = best.length;
-			while (at > 0 && (best[at - 1] as { score: number }).score < score) at--;
-			best.splice(at, 0, { j, score });
-			if (best.length > 10) best.pop();
-		}
-		return best.map((entry) => entry.j);
-	}
-}
-
-function unitQuery(query: Float32Array): Float64Array {
-	let squares = 0;
-	for (const value of query) squares += value * value;
-	return Float64Array.from(query, (value) => value / Math.sqrt(squares));
-}
-
-function bestTen(indices: number[], score: (j: number) => number): number[] {
-	return indices.sort((a, b) => score(b) - score(a) || a - b).slice(0, 10);
-}
-
-/**
- * The exact top 10 without scanning everything, or null when that cannot be proven. For a unit query q,
- * |exact(j) − compact(j)| = |q·(v_j − v̂_j)| ≤ ‖v_j − v̂_j‖ ≤ ε (both vectors unit length), so a chunk outside
- * the compact candidates scores exactly at most compact(last candidate) + ε. If the 10th best exact score
- * among the candidates beats that, no outsider can be in the exact top 10.
- */
-function certifiedTop10(
-	exact: ExactIndex,
-	query: Float32Array,
-	compactOrder: number[],
-	lastCompactDistance: number,
-	epsilon: number,
-): number[] | null {
-	const q = unitQuery(query);
-	const scores = new Map(compactOrder.map((j) => [j, exact.score(q, j)]));
-	const top = bestTen([...compactOrder], (j) => scores.get(j) as number);
-	const tenth = scores.get(top[9] as number) as number;
-	const outsiderBound = 1 - lastCompactDistance + epsilon + 1e-9;
-	return tenth > outsiderBound ? top : null;
-}
-
-/** ε: the largest distance between an original unit vector and its decoded vector brought back to unit length. */
-function largestDecodingError(kb: Kb, exact: ExactIndex): number {
-	let largest = 0;
-	kb.chunks.forEach((_, j) => {
-		const decoded = decodeKbVector(kb, j);
-		let squares = 0;
-		for (const value of decoded) squares += value * value;
-		const inverse = 1 / Math.sqrt(squares);
-		let error = 0;
-		for (let k = 0; k < kb.dimension; k++) {
-			error += ((decoded[k] as number) * inverse - (exact.values[j * kb.dimension + k] as number)) ** 2;
-		}
-		largest = Math.max(largest, Math.sqrt(error));
-	});
-	return largest;
-}
-
-function meanPairwiseCosine(vectors: Float32Array[]): number {
-	let sum = 0;
-	let pairs = 0;
-	for (let a = 0; a < vectors.length; a++) {
-		for (let b = a + 1; b < vectors.length; b++) {
-			sum += cosine(vectors[a] as Float32Array, vectors[b] as Float32Array);
-			pairs++;
-		}
-	}
-	return sum / pairs;
-}
