@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import type { AstroIntegrationLogger } from 'astro';
 import { AstroError } from 'astro/errors';
 import { articleOrigin, defaultEntryUrl, formatPageUrl, type UrlStyle } from './article-url.ts';
@@ -20,6 +20,7 @@ import type { ChromaClient } from 'chromadb';
 import { startChromaServer } from '../sidecar/chroma-server.ts';
 import { connectChroma, syncChroma } from './sync-chroma.ts';
 import { stageFile, type StagedFile } from './write-file-atomic.ts';
+import { isLocalModel, modelSource } from './model-source.ts';
 
 /** Where the build is and how its pages are addressed. */
 export interface BuildContext {
@@ -48,6 +49,11 @@ export interface BuildReport {
 
 /** Public path of kb.json inside the build output. */
 export const KB_PATH = 'concierge/kb.json';
+
+/** The last good kb.json, kept beside the bundle for `astro dev`, which has no build output to read. */
+export function lastKbPath(bundlePath: string): string {
+	return join(dirname(bundlePath), 'kb.json');
+}
 
 interface ReadArticle {
 	parsed: ParsedArticle & { title: string };
@@ -139,7 +145,7 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 		const header: BundleHeader = {
 			format: 'astro-concierge/bundle',
 			version: 1,
-			model: publicModelName(options.model, root),
+			model: modelSource(options, root).name,
 			dtype: options.dtype,
 			dimension: embedder.dimension,
 			pooling: 'mean',
@@ -179,8 +185,7 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 		try {
 			staged.push(await stageFile(bundlePath, formatBundle(header, bundleChunks)));
 			staged.push(await stageFile(kbPath, kb));
-			// The last good kb.json, kept beside the bundle for `astro dev`, which has no build output to read.
-			staged.push(await stageFile(join(dirname(bundlePath), 'kb.json'), kb));
+			staged.push(await stageFile(lastKbPath(bundlePath), kb));
 			if (options.chroma) await updateChroma(options, root, header, bundleChunks, logger);
 		} catch (error) {
 			for (const file of staged) await file.discard();
@@ -314,18 +319,13 @@ async function updateChroma(
 }
 
 async function loadEmbedder(options: ConciergeOptions, root: string) {
-	const model = isLocalPath(options.model, root) ? resolve(root, options.model) : options.model;
-	return createEmbedder({ model, dtype: options.dtype, cacheDir: resolve(root, options.cacheDir, 'models') });
-}
-
-/** A path, or a name that is a folder under the project root (`models/e5`), is a local model; anything else a Hub id. */
-function isLocalPath(model: string, root: string): boolean {
-	return isAbsolute(model) || model.startsWith('./') || model.startsWith('../') || existsSync(resolve(root, model));
+	const { model, cacheDir } = modelSource(options, root);
+	return createEmbedder({ model, dtype: options.dtype, cacheDir });
 }
 
 /** What identifies the weights: a Hub id as is; a local folder by its name and its files' contents. */
 async function modelKey(options: ConciergeOptions, root: string): Promise<string> {
-	if (!isLocalPath(options.model, root)) return `${options.model}|${options.dtype}|mean|normalize`;
+	if (!isLocalModel(options.model, root)) return `${options.model}|${options.dtype}|mean|normalize`;
 	const folder = resolve(root, options.model);
 	const hash = createHash('sha256');
 	for (const file of ['config.json', 'tokenizer.json', `onnx/${options.dtype === 'fp32' ? 'model' : 'model_quantized'}.onnx`]) {
@@ -333,11 +333,6 @@ async function modelKey(options: ConciergeOptions, root: string): Promise<string
 		if ((await stat(path).catch(() => undefined))?.isFile()) hash.update(await readFile(path));
 	}
 	return `${basename(folder)}|${hash.digest('hex')}|${options.dtype}|mean|normalize`;
-}
-
-/** The model name kb.json and the bundle carry: never a path of the build machine. */
-function publicModelName(model: string, root: string): string {
-	return isLocalPath(model, root) ? basename(model) : model;
 }
 
 function contentVersion(options: ConciergeOptions, chunks: readonly BundleChunk[]): string {

@@ -123,7 +123,8 @@ async function resolveLocalFolder(model: string, dtype: EmbedderDtype): Promise<
 	return folder;
 }
 
-function requiredFiles(dtype: EmbedderDtype): string[] {
+/** The files Transformers.js reads for a feature-extraction model in this dtype, relative to the model folder. */
+export function requiredFiles(dtype: EmbedderDtype): string[] {
 	return ['config.json', 'tokenizer.json', 'tokenizer_config.json', `onnx/model${ONNX_SUFFIX[dtype]}.onnx`];
 }
 

@@ -3,7 +3,10 @@ import { fileURLToPath } from 'node:url';
 import type { AstroConfig, AstroIntegration } from 'astro';
 import { AstroError } from 'astro/errors';
 import { buildKnowledgeBase } from './build-knowledge-base.ts';
+import { copyIslandAssets } from './copy-island-assets.ts';
+import { markLauncherOff } from './mark-launcher-off.ts';
 import { parseOptions, type ConciergeUserOptions } from './options.ts';
+import { islandConfig, START_MODULE, viteIsland } from './vite-plugin-island.ts';
 
 export type { CollectionEntry, ConciergeOptions, ConciergeUserOptions } from './options.ts';
 
@@ -20,6 +23,18 @@ export default function concierge(userOptions?: ConciergeUserOptions): AstroInte
 			// Routes are resolved before config:done, so the config is taken as soon as it exists and refreshed after.
 			'astro:config:setup': (params) => {
 				config = params.config;
+				const dev = params.command === 'dev';
+				params.updateConfig({
+					vite: { plugins: [viteIsland(() => islandConfig(options, { base: config.base, dev }))] },
+					markdown: {
+						processor: markLauncherOff(config.markdown.processor, {
+							root: fileURLToPath(config.root),
+							logger: params.logger.fork('astro-concierge:launcher'),
+						}),
+					},
+				});
+				// On every page, even one that opted out: the launcher reads the page's marker and stays hidden there.
+				if (options.inject) params.injectScript('page', `import ${JSON.stringify(START_MODULE)};`);
 			},
 			'astro:config:done': (params) => {
 				config = params.config;
@@ -37,14 +52,18 @@ export default function concierge(userOptions?: ConciergeUserOptions): AstroInte
 				}
 			},
 			'astro:build:done': async ({ dir, logger }) => {
+				const root = fileURLToPath(config.root);
+				const publicDir = fileURLToPath(dir);
 				await buildKnowledgeBase(options, {
-					root: fileURLToPath(config.root),
+					root,
 					srcDir: fileURLToPath(config.srcDir),
-					publicDir: fileURLToPath(dir),
+					publicDir,
 					urlStyle: { base: config.base, format: config.build.format, trailingSlash: config.trailingSlash },
 					pagePathnames,
 					logger: logger.fork('astro-concierge:kb'),
 				});
+				// Only once kb.json is written: a site whose knowledge base failed gets no island files either.
+				await copyIslandAssets(options, { root, publicDir, logger: logger.fork('astro-concierge:island') });
 			},
 		},
 	};

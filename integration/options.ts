@@ -1,5 +1,7 @@
 import { AstroError } from 'astro/errors';
 import { z } from 'astro/zod';
+import { CONCIERGE_PATH } from '../sidecar/protocol.ts';
+import { ISLAND_LANGUAGES } from './runtime/island-config.ts';
 
 /** What the `url` option receives for each content collection entry. */
 export interface CollectionEntry {
@@ -14,6 +16,19 @@ export interface CollectionEntry {
 }
 
 const dtypes = ['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'bnb4', 'q4f16'] as const;
+
+// The page connects with `new WebSocket(endpoint)`, which takes ws(s) URLs; http(s) ones are accepted as owners
+// write them and turned into the equivalent ws(s) URL here rather than in every browser.
+const endpointSchema = z
+	.custom<string | false>(
+		(value) =>
+			value === false ||
+			(typeof value === 'string' && (value.startsWith('/') || (/^(?:wss?|https?):\/\/[^/]/i.test(value) && URL.canParse(value)))),
+		{ message: "expected false, a path starting with '/', or an absolute ws:, wss:, http: or https: URL" },
+	)
+	.transform((value) => (value === false ? value : value.replace(/^https:/i, 'wss:').replace(/^http:/i, 'ws:')));
+
+const suggestionList = z.array(z.string().trim().min(1).max(200)).max(6);
 
 /** Every option of the integration, with its default. Unknown keys are refused so a typo fails the build at once. */
 export const optionsSchema = z
@@ -105,6 +120,59 @@ export const optionsSchema = z
 		 * @default 'fail'
 		 */
 		onError: z.enum(['fail', 'warn']).default('fail'),
+		/**
+		 * Add the floating concierge launcher to every page. With `false`, only pages that render the
+		 * `<Concierge />` component (`astro-concierge/Concierge.astro`) get the concierge.
+		 * @default true
+		 */
+		inject: z.boolean().default(true),
+		/**
+		 * Where the island asks for answers: the sidecar's WebSocket path on the page's own origin, or an absolute
+		 * ws:, wss:, http: or https: URL (http(s) is used as ws(s)). `false` turns answers off: search only.
+		 * @default '/concierge'
+		 */
+		endpoint: endpointSchema.default(CONCIERGE_PATH),
+		/**
+		 * Absolute http(s) URL of a folder holding the embedding model's folder (`<model>/config.json`, …), for static
+		 * hosts that refuse large files. When set, the build does not copy the model into its output.
+		 * @default undefined (the model is served from `<base>concierge/models/`)
+		 */
+		modelHost: z
+			.url({ protocol: /^https?$/, message: 'expected an absolute http: or https: URL of a folder' })
+			.transform((url) => (url.endsWith('/') ? url : `${url}/`))
+			.optional(),
+		/**
+		 * Load the search runtime, the model and kb.json while the browser is idle, not when the visitor first opens the concierge.
+		 * @default false
+		 */
+		prefetch: z.boolean().default(false),
+		/**
+		 * Language of the concierge's own texts; absent, it follows the page's `<html lang>`.
+		 * @default undefined
+		 */
+		lang: z.enum(ISLAND_LANGUAGES).optional(),
+		/**
+		 * Example questions offered in an empty conversation: one list for both languages, or `{ en, ja }`.
+		 * At most 6 per language, each 1–200 characters.
+		 * @default []
+		 */
+		suggestions: z
+			.union([suggestionList, z.object({ en: suggestionList.optional(), ja: suggestionList.optional() }).strict()], {
+				error: 'expected a list of at most 6 questions of 1–200 characters, or { en?: [...], ja?: [...] } of such lists',
+			})
+			.default([])
+			// One list serves both languages.
+			.transform((value) => (Array.isArray(value) ? { en: value, ja: value } : { en: value.en ?? [], ja: value.ja ?? [] })),
+		/**
+		 * The key that opens the concierge together with Ctrl (⌘ on Apple devices); `false` for no shortcut.
+		 * @default 'k'
+		 */
+		shortcut: z
+			.union([
+				z.literal(false),
+				z.string().refine((key) => [...key].length === 1 && key.trim() === key, { message: 'expected a single key such as "k" or "/"' }),
+			])
+			.default('k'),
 	})
 	.strict()
 	.refine((options) => options.chunkOverlap < options.chunkSize, {
