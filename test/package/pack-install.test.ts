@@ -40,6 +40,10 @@ describe('the packed package installed into a fresh Astro project', () => {
 			`import { defineConfig } from 'astro/config';\nimport concierge from 'astro-concierge';\n\nexport default defineConfig({ integrations: [concierge({ model: ${JSON.stringify(models.e5)}, dtype: 'fp32' })] });\n`,
 		);
 		await writeFile(join(project, 'src', 'pages', 'index.md'), '---\ntitle: Hello\n---\n\n# Hello\n\nA fresh site.\n\n## Install\n\nRun npm install and then npm start.\n');
+		await writeFile(
+			join(project, 'src', 'pages', 'ask.astro'),
+			"---\nimport Concierge from 'astro-concierge/Concierge.astro';\n---\n<html lang=\"en\"><head><title>Ask</title></head><body><Concierge /></body></html>\n",
+		);
 		await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project, maxBuffer: 1 << 26 });
 		const built = await run('npx', ['astro', 'build'], { cwd: project, maxBuffer: 1 << 26 });
 		// CI forces colours on; the assertions read plain text.
@@ -59,6 +63,14 @@ describe('the packed package installed into a fresh Astro project', () => {
 		const script = `import { readKb } from 'astro-concierge/kb'; const kb = readKb(process.argv[1]); console.log(kb.chunks.map((c) => c.id).join(' '));`;
 		const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, kbText], { cwd: join(dir, 'site') });
 		assert.equal(stdout.trim(), '/#0 /#1');
+	});
+
+	test('places the concierge with its component and serves the island files from the site', async () => {
+		const html = await readFile(join(dir, 'site', 'dist', 'ask', 'index.html'), 'utf8');
+		assert.match(html, /<astro-concierge data-placement="inline"><\/astro-concierge>/);
+		assert.match(html, /<script type="module" src="\/_astro\/[^"]+\.js"><\/script>/);
+		assert.match(buildLog, /\[astro-concierge:island\] copied 3 runtime files \(\d+ bytes\) to dist\/concierge\/runtime\//);
+		assert.match(buildLog, /\[astro-concierge:island\] copied 4 files of model tiny-e5 /);
 	});
 
 	test('ships JavaScript, not TypeScript sources', async () => {
