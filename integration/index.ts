@@ -6,6 +6,7 @@ import { buildKnowledgeBase } from './build-knowledge-base.ts';
 import { copyIslandAssets } from './copy-island-assets.ts';
 import { markLauncherOff } from './mark-launcher-off.ts';
 import { parseOptions, type ConciergeUserOptions } from './options.ts';
+import { serveIslandFiles } from './serve-island-files.ts';
 import { islandConfig, START_MODULE, viteIsland } from './vite-plugin-island.ts';
 
 export type { CollectionEntry, ConciergeOptions, ConciergeUserOptions } from './options.ts';
@@ -50,6 +51,9 @@ export default function concierge(userOptions?: ConciergeUserOptions): AstroInte
 						pagePathnames.set(resolve(root, route.entrypoint), route.pathname);
 					}
 				}
+			},
+			'astro:server:setup': ({ server }) => {
+				server.middlewares.use(serveIslandFiles(options, fileURLToPath(config.root)));
 			},
 			'astro:build:done': async ({ dir, logger }) => {
 				const root = fileURLToPath(config.root);
