@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join, relative } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import type { AstroIntegrationLogger } from 'astro';
 import { AstroError } from 'astro/errors';
 import { MODELS_FOLDER, modelFiles, RUNTIME_FOLDER, runtimeFiles } from './island-files.ts';
 import type { ConciergeOptions } from './options.ts';
+import { copyFileAtomic } from './write-file-atomic.ts';
 
 /** What went into the build output. */
 export interface CopyReport {
@@ -49,19 +49,7 @@ async function copyAll(files: { source: string; target: string }[]): Promise<{ f
 		}
 		bytes += info.size;
 	}
+	// A server already serving the output sees each old file or its new one, never a part.
 	for (const { source, target } of files) await copyFileAtomic(source, target);
 	return { files: files.length, bytes };
-}
-
-// A server already serving the output sees the old file or the new one, never a part.
-async function copyFileAtomic(source: string, target: string): Promise<void> {
-	await mkdir(dirname(target), { recursive: true });
-	const temporary = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
-	try {
-		await copyFile(source, temporary);
-		await rename(temporary, target);
-	} catch (error) {
-		await rm(temporary, { force: true });
-		throw error;
-	}
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** A file written aside, waiting to replace its target. */
@@ -15,9 +15,7 @@ export interface StagedFile {
  * so that everything that can fail for lack of space or rights fails before anything is replaced.
  */
 export async function stageFile(path: string, data: string | Uint8Array): Promise<StagedFile> {
-	const dir = dirname(path);
-	await mkdir(dir, { recursive: true });
-	const temporary = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+	const temporary = await temporaryBeside(path);
 	try {
 		await writeFile(temporary, data);
 	} catch (error) {
@@ -39,4 +37,23 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
 		await staged.discard();
 		throw error;
 	}
+}
+
+/** Copies a file so that readers of `target` see the old content or the new, never a part. */
+export async function copyFileAtomic(source: string, target: string): Promise<void> {
+	const temporary = await temporaryBeside(target);
+	try {
+		await copyFile(source, temporary);
+		await rename(temporary, target);
+	} catch (error) {
+		await rm(temporary, { force: true });
+		throw error;
+	}
+}
+
+// In the target's folder, so the rename stays on one file system and is atomic.
+async function temporaryBeside(path: string): Promise<string> {
+	const dir = dirname(path);
+	await mkdir(dir, { recursive: true });
+	return join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
 }
