@@ -7,6 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createEmbedder } from '../../integration/create-embedder.ts';
 import { E5_QUERY_PREFIX } from '../../integration/runtime/e5.ts';
 import { launchChromium } from '../helpers/browser.ts';
+import { cosine } from '../helpers/kb-vectors.ts';
 import { startStaticServer, type StaticServer } from '../helpers/static-server.ts';
 import { ensureTestModels } from './make-models.ts';
 import { PASSAGES } from './passages.ts';
@@ -17,18 +18,6 @@ const transformersDist = dirname(transformersEntry);
 // The wasm files must be those of the onnxruntime-web that this Transformers.js was built against.
 const ortDist = dirname(createRequire(transformersEntry).resolve('onnxruntime-web'));
 const fixture = fileURLToPath(new URL('../fixtures/browser-embed/', import.meta.url));
-
-function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-	let dot = 0;
-	let na = 0;
-	let nb = 0;
-	for (let i = 0; i < a.length; i++) {
-		dot += a[i]! * b[i]!;
-		na += a[i]! * a[i]!;
-		nb += b[i]! * b[i]!;
-	}
-	return dot / Math.sqrt(na * nb);
-}
 
 // The browser embeds the visitor's question and compares it with vectors made by Node at build time,
 // so both sides must turn the same text into the same vector from the same files.

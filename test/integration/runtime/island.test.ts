@@ -12,6 +12,7 @@ import { startChromaServer, type ChromaServer } from '../../../sidecar/chroma-se
 import { createSidecar, type Sidecar } from '../../../sidecar/create-sidecar.ts';
 import { createOpenAiProvider } from '../../../sidecar/openai-provider.ts';
 import { launchChromium } from '../../helpers/browser.ts';
+import { cosine } from '../../helpers/kb-vectors.ts';
 import { buildSite, copyFixture, type FixtureSite } from '../../helpers/fixture-site.ts';
 import { startOpenAiServer, type OpenAiServer } from '../../helpers/openai-server.ts';
 import { startStaticServer, type StaticServer } from '../../helpers/static-server.ts';
@@ -244,10 +245,88 @@ describe('the concierge island in Chromium', () => {
 		}
 	});
 
+	test('opens with Ctrl+K, closes with Esc back to the launcher, and keeps the conversation across a followed link', async () => {
+		const sidecar = await startSidecar({ qaLog: false });
+		const { page, context } = await openPage(sidecar);
+		await page.goto(`${sidecar.address}/en/sourdough/`);
+		await page.locator('astro-concierge button').waitFor();
+		await page.keyboard.press('Control+k');
+		await page.locator(`${PANEL} dialog[open]`).waitFor();
+		await page.waitForFunction((panel) => document.querySelector(panel)?.getAttribute('data-search') === 'ready', PANEL, { timeout: 60_000 });
+		assert.equal(await page.evaluate((panel) => document.querySelector(panel)?.shadowRoot?.activeElement?.tagName, PANEL), 'TEXTAREA');
+		await ask(page, 'How long should green tea steep?');
+		await waitForAnnouncement(page, 'Answer complete');
+
+		// A view transition to the cited article: the launcher and the conversation follow.
+		await lastTurn(page).locator('.sources a').first().click();
+		await page.waitForURL(/\/en\/green-tea\//);
+		await page.locator(`${PANEL} dialog[open]`).waitFor({ state: 'detached' }).catch(() => {});
+		assert.equal(await page.locator(`${PANEL} dialog[open]`).count(), 0);
+		await page.locator('astro-concierge button').click();
+		await page.locator(`${PANEL} dialog[open]`).waitFor();
+		assert.equal(await page.locator(`${PANEL} .turn .you`).first().textContent(), 'You: How long should green tea steep?');
+		await page.keyboard.press('Escape');
+		await page.locator(`${PANEL} dialog[open]`).waitFor({ state: 'detached' });
+		assert.equal(await page.evaluate(() => document.activeElement?.tagName), 'ASTRO-CONCIERGE');
+
+		// A full page load restores it from sessionStorage.
+		await page.goto(`${sidecar.address}/ja/kyoto/`);
+		await page.locator('astro-concierge button').click();
+		assert.match((await page.locator(`${PANEL} .turn .you`).first().textContent()) ?? '', /How long should green tea steep\?/);
+		await context.close();
+	});
+
+	test('shows no floating launcher on a page that opted out', async () => {
+		const sidecar = await startSidecar({ qaLog: false });
+		const { page, context } = await openPage(sidecar);
+		await page.goto(`${sidecar.address}/en/colophon/`);
+		await page.waitForFunction(() => customElements.get('astro-concierge') !== undefined);
+		assert.equal(await page.locator('astro-concierge').count(), 0);
+		await context.close();
+	});
+
 	test('loads nothing from any other origin and breaks no rule of a strict CSP', () => {
 		assert.deepEqual(offOrigin, []);
 		// Astro's own ClientRouter inserts an inline <style> for its route announcer; that one is the site's to allow.
 		assert.deepEqual(violations.filter((violation) => !violation.includes('.astro-route-announcer')), []);
+	});
+});
+
+describe('a search-only site (endpoint: false)', () => {
+	let site: FixtureSite;
+	let server: StaticServer;
+	let browser: Browser;
+
+	before(async () => {
+		const models = await ensureTestModels();
+		site = await copyFixture('island-site');
+		const build = await buildSite(site.dir, { CONCIERGE_TEST_E5: models.e5, CONCIERGE_TEST_ENDPOINT: 'off' });
+		assert.equal(build.code, 0, build.log);
+		server = await startStaticServer({ '/': join(site.dir, 'dist') });
+		browser = await launchChromium();
+	});
+
+	after(async () => {
+		await browser?.close();
+		await server?.close();
+		await site?.remove();
+	});
+
+	test('shows the in-browser results and says answers are off, without opening a WebSocket', async () => {
+		const page = await browser.newPage();
+		const sockets: string[] = [];
+		page.on('websocket', (socket) => sockets.push(socket.url()));
+		await page.goto(`${server.url}/en/green-tea/`);
+		await page.locator('astro-concierge button').click();
+		const input = page.locator(`${PANEL} textarea`);
+		await input.fill('How do I feed a sourdough starter?');
+		await input.press('Enter');
+		const turn = page.locator(`${PANEL} .turn`).last();
+		await turn.locator('.notice').waitFor({ timeout: 60_000 });
+		assert.match((await turn.locator('.sources').textContent()) ?? '', /Sourdough/);
+		assert.equal(await turn.locator('.notice').textContent(), 'Search-only mode: answers are turned off on this site');
+		assert.deepEqual(sockets, []);
+		await page.close();
 	});
 });
 
@@ -342,15 +421,3 @@ describe('the search worker', () => {
 		});
 	}
 });
-
-function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-	let dot = 0;
-	let na = 0;
-	let nb = 0;
-	for (let i = 0; i < a.length; i++) {
-		dot += a[i]! * b[i]!;
-		na += a[i]! * a[i]!;
-		nb += b[i]! * b[i]!;
-	}
-	return dot / Math.sqrt(na * nb);
-}
