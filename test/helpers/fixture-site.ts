@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 
 const testDir = fileURLToPath(new URL('..', import.meta.url));
-const astroBin = join(dirname(createRequire(import.meta.url).resolve('astro/package.json')), 'bin', 'astro.mjs');
+/** Astro's command-line entry, run with this Node. */
+export const astroBin = join(dirname(createRequire(import.meta.url).resolve('astro/package.json')), 'bin', 'astro.mjs');
 
 /** A scratch copy of a fixture site: tests may change its articles without touching the repository's. */
 export interface FixtureSite {

@@ -25,9 +25,9 @@ export interface StaticServer {
 
 /**
  * Serves folders under URL prefixes, e.g. `{ '/': pageDir, '/ort/': ortDir }`; the longest prefix wins.
- * Anything else is a 404, so a page that reaches for a missing file fails visibly.
+ * Anything else is a 404, so a page that reaches for a missing file fails visibly. `headers` go on every file.
  */
-export async function startStaticServer(mounts: Record<string, string>): Promise<StaticServer> {
+export async function startStaticServer(mounts: Record<string, string>, headers: Record<string, string> = {}): Promise<StaticServer> {
 	const prefixes = Object.keys(mounts).sort((a, b) => b.length - a.length);
 	const requests: string[] = [];
 	const server: Server = createServer(async (request, response) => {
@@ -45,6 +45,7 @@ export async function startStaticServer(mounts: Record<string, string>): Promise
 				info = await stat(file);
 			}
 			response.writeHead(200, {
+				...headers,
 				'content-type': types[extname(file)] ?? 'application/octet-stream',
 				'content-length': info.size,
 			});

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
@@ -9,6 +9,7 @@ import { readKb, searchKb, type Kb } from '../../integration/runtime/kb.ts';
 import { buildSite, copyFixture, type FixtureSite } from '../helpers/fixture-site.ts';
 import { ensureTestModels } from '../models/make-models.ts';
 import { PASSAGES } from '../models/passages.ts';
+import { writeArticles } from '../helpers/many-articles.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
 
 const articleCount = 60;
@@ -25,7 +26,7 @@ describe('kb.json of a site with many articles', () => {
 	before(async () => {
 		const models = await ensureTestModels();
 		site = await copyFixture('many-articles');
-		await writeArticles(join(site.dir, 'src', 'pages', 'notes'));
+		await writeArticles(join(site.dir, 'src', 'pages', 'notes'), articleCount);
 		const built = await buildSite(site.dir, { CONCIERGE_TEST_E5: models.e5Wide });
 		assert.equal(built.code, 0, built.log);
 		kbText = await readFile(join(site.dir, 'dist', 'concierge', 'kb.json'), 'utf8');
@@ -86,32 +87,6 @@ function dot(a: Float32Array, b: readonly number[]): number {
 	let sum = 0;
 	for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
 	return sum;
-}
-
-const sentences = PASSAGES.flatMap((item) =>
-	item.passage.split(item.lang === 'ja' ? /(?<=。)/ : /(?<=\.)\s+/).map((text) => ({ lang: item.lang, text: text.trim() })),
-).filter((sentence) => sentence.text);
-
-/** Articles of four sections each, recombined from the test passages' sentences. */
-async function writeArticles(dir: string): Promise<void> {
-	const next = seededRandom(7);
-	const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
-	await mkdir(dir, { recursive: true });
-	for (let n = 0; n < articleCount; n++) {
-		const lang = n % 2 === 0 ? 'en' : 'ja';
-		const pool = sentences.filter((sentence) => sentence.lang === lang);
-		const body: string[] = [];
-		for (let section = 0; section < 4; section++) {
-			body.push(`## ${lang === 'en' ? 'Part' : '第'}${section + 1}${lang === 'en' ? '' : '部'}`);
-			for (let paragraph = 0; paragraph < 2; paragraph++) {
-				const count = 2 + Math.floor(next() * 3);
-				body.push(Array.from({ length: count }, () => pick(pool).text).join(lang === 'en' ? ' ' : ''));
-			}
-		}
-		const title = `${pick(PASSAGES.filter((item) => item.lang === lang)).query} (${n})`;
-		const frontmatter = `---\nlayout: ../../layouts/Article.astro\ntitle: ${JSON.stringify(title)}\nlang: ${lang}\n---\n\n`;
-		await writeFile(join(dir, `note-${n}.md`), `${frontmatter}${body.join('\n\n')}\n`);
-	}
 }
 
 /** Fresh questions made of words from the passages, not copies of any chunk. */
