@@ -16,9 +16,15 @@ export default defineConfig({
 	integrations: [
 		mdx(),
 		concierge({
-			// CONCIERGE_MODEL / CONCIERGE_DTYPE let tests and offline builds use the tiny model; unset, the defaults apply.
-			model: process.env.CONCIERGE_MODEL ?? undefined,
-			dtype: process.env.CONCIERGE_DTYPE ?? undefined,
+			// `npm start -- --fixtures` sets these to build with the tiny test model offline; unset, the defaults apply.
+			// (CONCIERGE_MODEL is the sidecar's GGUF, so the embedding model has names of its own.)
+			model: process.env.CONCIERGE_EMBEDDING_MODEL || undefined,
+			dtype: process.env.CONCIERGE_EMBEDDING_DTYPE || undefined,
+			maxDistance: process.env.CONCIERGE_MAX_DISTANCE ? Number(process.env.CONCIERGE_MAX_DISTANCE) : undefined,
+			suggestions: {
+				en: ['How do I back up PostgreSQL?', 'How do I run a site with systemd and nginx?'],
+				ja: ['京都の紅葉はいつが見頃ですか？', 'SSH の設定ファイルの書き方は？'],
+			},
 		}),
 	],
 });

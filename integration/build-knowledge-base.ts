@@ -7,7 +7,7 @@ import { AstroError } from 'astro/errors';
 import { articleOrigin, defaultEntryUrl, formatPageUrl, type UrlStyle } from './article-url.ts';
 import { formatBundle, type BundleChunk, type BundleHeader } from './bundle.ts';
 import { chunkArticle, type ArticleChunk, type SectionToChunk } from './chunk-article.ts';
-import { createEmbedder } from './create-embedder.ts';
+import { createEmbedder, type DownloadProgress } from './create-embedder.ts';
 import { embedChunks } from './embed-chunks.ts';
 import { openEmbeddingCache } from './embedding-cache.ts';
 import { encodeKb } from './encode-kb.ts';
@@ -84,7 +84,7 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 	};
 
 	const files = await findArticles({ srcDir: context.srcDir, include: options.include, exclude: options.exclude });
-	const embedder = await loadEmbedder(options, root);
+	const embedder = await loadEmbedder(options, root, logger);
 	try {
 		const found: ReadArticle[] = [];
 		let skipped = 0;
@@ -318,9 +318,18 @@ async function updateChroma(
 	}
 }
 
-async function loadEmbedder(options: ConciergeOptions, root: string) {
+async function loadEmbedder(options: ConciergeOptions, root: string, logger: AstroIntegrationLogger) {
 	const { model, cacheDir } = modelSource(options, root);
-	return createEmbedder({ model, dtype: options.dtype, cacheDir });
+	// The first build downloads the model (about 118 MB for e5 small in q8): one line per file per 10%.
+	const reported = new Map<string, number>();
+	const onDownload = ({ file, loaded, total }: DownloadProgress): void => {
+		if (!(total > 0)) return;
+		const tenth = Math.floor((10 * loaded) / total);
+		if (reported.get(file) === tenth) return;
+		reported.set(file, tenth);
+		logger.info(`downloading ${model} ${file}: ${(loaded / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB into ${cacheDir}`);
+	};
+	return createEmbedder({ model, dtype: options.dtype, cacheDir, onDownload });
 }
 
 /** What identifies the weights: a Hub id as is; a local folder by its name and its files' contents. */

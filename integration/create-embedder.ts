@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { env, pipeline } from '@huggingface/transformers';
-import type { FeatureExtractionPipeline } from '@huggingface/transformers';
+import type { FeatureExtractionPipeline, ProgressInfo } from '@huggingface/transformers';
 import { E5_PASSAGE_PREFIX, E5_QUERY_PREFIX } from './runtime/e5.ts';
 
 /** Weight formats Transformers.js can load for an e5 model. */
@@ -15,6 +15,15 @@ export interface EmbedderOptions {
 	model: string;
 	dtype: EmbedderDtype;
 	cacheDir?: string;
+	/** Download progress of a Hub model's files (nothing is reported for a local folder or a cached model). */
+	onDownload?: (progress: DownloadProgress) => void;
+}
+
+/** Bytes of one file of a Hub model received so far. */
+export interface DownloadProgress {
+	file: string;
+	loaded: number;
+	total: number;
 }
 
 /** A loaded e5 model that turns texts into unit-length vectors. */
@@ -49,13 +58,13 @@ const BATCH_SIZE = 16;
 
 /** Loads an e5 model from the Hub (cached in `cacheDir`) or from a local folder. */
 export async function createEmbedder(options: EmbedderOptions): Promise<Embedder> {
-	const { model, dtype, cacheDir } = options;
+	const { model, dtype, cacheDir, onDownload } = options;
 	if (!Object.hasOwn(ONNX_SUFFIX, dtype)) {
 		throw new Error(`Unsupported dtype "${dtype}"; expected one of ${Object.keys(ONNX_SUFFIX).join(', ')}`);
 	}
 	const localFolder = await resolveLocalFolder(model, dtype);
 	const extractor = await withEnvLock(() =>
-		localFolder === null ? loadFromHub(model, dtype, cacheDir) : loadFromFolder(localFolder, dtype),
+		localFolder === null ? loadFromHub(model, dtype, cacheDir, onDownload) : loadFromFolder(localFolder, dtype),
 	);
 
 	const embed = async (prefix: string, texts: string[]): Promise<Float32Array[]> => {
@@ -136,12 +145,29 @@ function loadFromFolder(folder: string, dtype: EmbedderDtype): Promise<FeatureEx
 
 // Parts of Transformers.js' loader (file discovery, config memo) ignore the cache_dir option and read
 // env.cacheDir, so a custom cache only works offline later if env.cacheDir points at it during the load.
-async function loadFromHub(model: string, dtype: EmbedderDtype, cacheDir?: string): Promise<FeatureExtractionPipeline> {
-	if (cacheDir === undefined) return pipeline('feature-extraction', model, { dtype });
+async function loadFromHub(
+	model: string,
+	dtype: EmbedderDtype,
+	cacheDir: string | undefined,
+	onDownload: EmbedderOptions['onDownload'],
+): Promise<FeatureExtractionPipeline> {
 	const previous = env.cacheDir;
-	env.cacheDir = path.resolve(cacheDir);
+	if (cacheDir !== undefined) env.cacheDir = path.resolve(cacheDir);
+	// Transformers.js reports a failed download as a bare "fetch failed"; the file it was fetching is what helps.
+	let file = 'config.json';
 	try {
-		return await pipeline('feature-extraction', model, { dtype, cache_dir: env.cacheDir });
+		return await pipeline('feature-extraction', model, {
+			dtype,
+			...(cacheDir === undefined ? {} : { cache_dir: env.cacheDir ?? undefined }),
+			progress_callback: (info: ProgressInfo) => {
+				if (!('file' in info)) return;
+				file = info.file;
+				if (info.status === 'progress') onDownload?.({ file: info.file, loaded: info.loaded, total: info.total });
+			},
+		});
+	} catch (error) {
+		const url = `${env.remoteHost.replace(/\/?$/, '/')}${env.remotePathTemplate.replaceAll('{model}', model).replaceAll('{revision}', 'main')}${file}`;
+		throw new Error(`could not load the embedding model ${model}: fetching ${url} failed (${(error as Error).message})`, { cause: error });
 	} finally {
 		env.cacheDir = previous;
 	}

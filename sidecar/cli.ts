@@ -212,7 +212,11 @@ function chromaOption(url: string | undefined, path: string | undefined): { url:
 async function resolveModel(model: string, directory: string): Promise<string> {
 	if (!model.startsWith('hf:') && !/^https?:\/\//.test(model)) return resolve(model);
 	const { resolveModelFile } = await import('node-llama-cpp');
-	return resolveModelFile(model, { directory, cli: true });
+	try {
+		return await resolveModelFile(model, { directory, cli: true });
+	} catch (error) {
+		throw new Error(`could not download the model ${model} into ${directory}: ${(error as Error).message}`, { cause: error });
+	}
 }
 
 async function main(argv: string[]): Promise<number> {
