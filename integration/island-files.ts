@@ -15,8 +15,8 @@ export const MODELS_FOLDER = `${ASSETS_FOLDER}models/`;
 
 /**
  * Public file name → absolute source path of the files the island's search runtime loads: Transformers.js' browser
- * build, and the onnxruntime-web glue and binary it fetches when `env.backends.onnx.wasm.wasmPaths` names
- * RUNTIME_FOLDER (recorded from Chromium's requests; the rest of onnxruntime-web's 140 MB is never asked for).
+ * build, and the onnxruntime-web glue and binary search-worker.ts names in `env.backends.onnx.wasm.wasmPaths`
+ * (the rest of onnxruntime-web's 140 MB is never asked for).
  */
 export function runtimeFiles(): Map<string, string> {
 	// Resolved from this package so the onnxruntime-web is the one this Transformers.js was built against.
@@ -24,8 +24,10 @@ export function runtimeFiles(): Map<string, string> {
 	const ort = dirname(createRequire(transformers).resolve('onnxruntime-web'));
 	return new Map([
 		['transformers.min.js', join(dirname(transformers), 'transformers.min.js')],
-		['ort-wasm-simd-threaded.asyncify.mjs', join(ort, 'ort-wasm-simd-threaded.asyncify.mjs')],
-		['ort-wasm-simd-threaded.asyncify.wasm', join(ort, 'ort-wasm-simd-threaded.asyncify.wasm')],
+		// The plain build, not the asyncify one Transformers.js picks for WebGPU: the island runs on WASM only, and
+		// 14 MB fits static hosts' 25 MiB per-file limits where the 26.9 MB asyncify binary does not.
+		['ort-wasm-simd-threaded.mjs', join(ort, 'ort-wasm-simd-threaded.mjs')],
+		['ort-wasm-simd-threaded.wasm', join(ort, 'ort-wasm-simd-threaded.wasm')],
 	]);
 }
 

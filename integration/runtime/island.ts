@@ -191,8 +191,9 @@ export function createIsland(config: IslandConfig): Island {
 
 		if (turn.state === 'searching') article.append(el('p', 'note', t.searching));
 		if (turn.state === 'queued' && turn.queue) {
-			const seconds = turn.queue.waitMs === undefined ? '?' : Math.max(1, Math.round(turn.queue.waitMs / 1000));
-			article.append(el('p', 'note', formatText(t.queued, { n: turn.queue.position, s: seconds })));
+			const { position, waitMs } = turn.queue;
+			const text = waitMs === undefined ? formatText(t.queuedPosition, { n: position }) : formatText(t.queued, { n: position, s: Math.max(1, Math.round(waitMs / 1000)) });
+			article.append(el('p', 'note', text));
 		}
 
 		if (turn.answer) {

@@ -106,9 +106,11 @@ async function load(request: Extract<SearchWorkerRequest, { type: 'load' }>): Pr
 	// Every file comes from modelsUrl, laid out as `<model>/<file>`: the site's own folder unless the owner set modelHost.
 	env.remoteHost = modelsUrl;
 	env.remotePathTemplate = '{model}/';
-	// A string (not { mjs, wasm }) keeps Transformers.js from turning the glue file into a blob: URL, which a strict CSP refuses.
+	// The plain (not asyncify) runtime: see island-files.ts. Without the wasm cache Transformers.js does not turn the
+	// glue file into a blob: URL, which a strict CSP refuses; the browser's HTTP cache still keeps both files.
+	env.useWasmCache = false;
 	const wasm = env.backends.onnx.wasm!;
-	wasm.wasmPaths = runtimeUrl;
+	wasm.wasmPaths = { mjs: `${runtimeUrl}ort-wasm-simd-threaded.mjs`, wasm: `${runtimeUrl}ort-wasm-simd-threaded.wasm` };
 	// Threads need SharedArrayBuffer, which only a cross-origin isolated page has.
 	wasm.numThreads = self.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency || 1) : 1;
 

@@ -28,6 +28,8 @@ export interface UiText {
 	preparingSearch: string;
 	/** `{n}`: place in the sidecar's queue; `{s}`: expected wait in seconds. */
 	queued: string;
+	/** `{n}`: place in the sidecar's queue, before the server can estimate the wait. */
+	queuedPosition: string;
 	/** `{s}`: seconds until the next attempt. */
 	reconnecting: string;
 	reconnected: string;
@@ -64,6 +66,7 @@ export const UI_TEXT: Record<IslandLanguage, UiText> = {
 		downloadingModel: 'Downloading the search model: {loaded} of {total} (first time only)',
 		preparingSearch: 'Preparing search…',
 		queued: 'You are number {n} in line, about {s} s',
+		queuedPosition: 'You are number {n} in line',
 		reconnecting: 'Connection lost; retrying in {s} s',
 		reconnected: 'Reconnected',
 		answersUnavailable: 'Answers are unavailable right now; the matching articles are below',
@@ -93,6 +96,7 @@ export const UI_TEXT: Record<IslandLanguage, UiText> = {
 		downloadingModel: '検索モデルをダウンロードしています: {loaded} / {total}（初回のみ）',
 		preparingSearch: '検索を準備しています…',
 		queued: '現在{n}番目です。あと約{s}秒お待ちください',
+		queuedPosition: '現在{n}番目です。少々お待ちください',
 		reconnecting: '接続が切れました。{s}秒後に再接続します',
 		reconnected: '再接続しました',
 		answersUnavailable: '現在は回答できません。関連する記事を下に表示しています',

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -43,6 +43,8 @@ describe('the concierge island in Chromium', () => {
 			embeddingModel: models.e5,
 			site: join(site.dir, 'dist'),
 			maxTokens: 48,
+			// As the fixture's kb: the tiny model's matches sit further away than e5's.
+			maxDistance: 0.6,
 			temperature: 0,
 			rateLimit: 0,
 			qaLog: join(dir, 'qa.jsonl'),
@@ -178,21 +180,42 @@ describe('the concierge island in Chromium', () => {
 		await context.close();
 	});
 
-	test('stops an answer when the visitor presses stop', async () => {
-		const sidecar = await startSidecar({ model: models.llamaEndless, maxTokens: 1200, qaLog: false });
-		const { page, context } = await openPage(sidecar);
-		await page.goto(`${sidecar.address}/en/green-tea/`);
-		await openConcierge(page);
-		await ask(page, 'How long should green tea steep?');
-		const answer = lastTurn(page).locator('.answer');
-		await answer.waitFor();
-		await page.locator(`${PANEL} button.stop`).click();
-		await waitForAnnouncement(page, 'Answer stopped');
-		const stopped = await answer.textContent();
-		await page.waitForTimeout(300);
-		assert.equal(await answer.textContent(), stopped, 'the answer kept growing after stop');
-		assert.ok(!(await page.locator(`${PANEL} button.send`).isHidden()));
-		await context.close();
+	test('shows the queue position while another answer runs, and stops an answer when the visitor presses stop', async () => {
+		// A remote model that streams slowly until stopped, so the second visitor really waits.
+		const slow = Array.from({ length: 600 }, (_, i) => [{ content: `word${i} ` }, { delay: 50 }]).flat();
+		const openai = await startOpenAiServer(() => ({ events: slow }));
+		const provider = createOpenAiProvider({ baseUrl: openai.url, model: 'slow', contextSize: 4096 });
+		try {
+			const sidecar = await startSidecar({ provider, model: undefined, maxTokens: 1000, qaLog: false });
+			const { page, context } = await openPage(sidecar);
+			await page.goto(`${sidecar.address}/en/green-tea/`);
+			await openConcierge(page);
+			const second = await openPage(sidecar);
+			await second.page.goto(`${sidecar.address}/en/sourdough/`);
+			await openConcierge(second.page);
+
+			await ask(page, 'How long should green tea steep?');
+			const answer = lastTurn(page).locator('.answer');
+			await answer.waitFor();
+			await ask(second.page, 'How do I feed a sourdough starter?');
+			await lastTurn(second.page).locator('.note', { hasText: /^You are number 1 in line/ }).waitFor();
+
+			await page.locator(`${PANEL} button.stop`).click();
+			await waitForAnnouncement(page, 'Answer stopped');
+			const stopped = await answer.textContent();
+			await page.waitForTimeout(300);
+			assert.equal(await answer.textContent(), stopped, 'the answer kept growing after stop');
+			assert.ok(!(await page.locator(`${PANEL} button.send`).isHidden()));
+			// The stopped answer frees the model for the one waiting.
+			await lastTurn(second.page).locator('.answer').waitFor();
+			await second.page.locator(`${PANEL} button.stop`).click();
+			await waitForAnnouncement(second.page, 'Answer stopped');
+			await second.context.close();
+			await context.close();
+		} finally {
+			await provider.dispose();
+			await openai.close();
+		}
 	});
 
 	test('still shows the in-browser results when the sidecar has stopped', async () => {
@@ -274,6 +297,29 @@ describe('the concierge island in Chromium', () => {
 		await page.locator('astro-concierge button').click();
 		assert.match((await page.locator(`${PANEL} .turn .you`).first().textContent()) ?? '', /How long should green tea steep\?/);
 		await context.close();
+	});
+
+	test('lets the sidecar search, and says why, when the browser cannot load the model', async () => {
+		const models = join(site.dir, 'dist', 'concierge', 'models');
+		await rename(models, `${models}-moved`);
+		try {
+			const sidecar = await startSidecar();
+			const { page, context } = await openPage(sidecar);
+			await page.goto(`${sidecar.address}/en/green-tea/`);
+			await page.locator('astro-concierge button').click();
+			await page.waitForFunction((panel) => document.querySelector(panel)?.getAttribute('data-search') === 'failed', PANEL, { timeout: 60_000 });
+			const progress = (await page.locator(`${PANEL} .progress`).textContent()) ?? '';
+			assert.match(progress, /This browser cannot run the search model|could not be loaded/);
+			assert.match(progress, /\/concierge\/models\/tiny-e5\/config\.json/);
+			await ask(page, 'How long should green tea steep?');
+			await waitForAnnouncement(page, 'Answer complete');
+			assert.match((await lastTurn(page).locator('.sources').textContent()) ?? '', /How to brew green tea/);
+			const log = (await readFile(join(dir, 'qa.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { mode: string });
+			assert.equal(log.at(-1)!.mode, 'query');
+			await context.close();
+		} finally {
+			await rename(`${models}-moved`, models);
+		}
 	});
 
 	test('shows no floating launcher on a page that opted out', async () => {
