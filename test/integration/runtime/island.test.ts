@@ -229,8 +229,9 @@ describe('the concierge island in Chromium', () => {
 		await turn.locator('.sources li').first().waitFor();
 		await turn.locator('.notice').first().waitFor();
 		assert.match((await turn.locator('.sources').textContent()) ?? '', /Sourdough/);
-		// The page's lang is Japanese, so the island speaks Japanese.
+		// The page's lang is Japanese, so the island speaks Japanese, and it says it keeps trying.
 		assert.match((await turn.locator('.notice').first().textContent()) ?? '', /回答/);
+		await page.locator(`${PANEL} .connection`, { hasText: /\d+\s*秒/ }).waitFor();
 		await context.close();
 	});
 
@@ -260,6 +261,8 @@ describe('the concierge island in Chromium', () => {
 			await ask(page, 'feeding the starter script');
 			await lastTurn(page).locator('.sources li').first().waitFor();
 			await waitForAnnouncement(page, 'Answer complete');
+			const headings = (await lastTurn(page).locator('.sources').textContent()) ?? '';
+			assert.ok(headings.includes('<script>window.__xss=1</script> Feeding the starter'), headings);
 			assert.equal(await page.evaluate(() => (window as unknown as { __xss?: unknown }).__xss), undefined);
 			await context.close();
 		} finally {
