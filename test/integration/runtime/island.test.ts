@@ -14,7 +14,7 @@ import { createOpenAiProvider } from '../../../sidecar/openai-provider.ts';
 import { launchChromium } from '../../helpers/browser.ts';
 import { cosine } from '../../helpers/kb-vectors.ts';
 import { buildSite, copyFixture, type FixtureSite } from '../../helpers/fixture-site.ts';
-import { startOpenAiServer, type OpenAiServer } from '../../helpers/openai-server.ts';
+import { startOpenAiServer, type ScriptedEvent } from '../../helpers/openai-server.ts';
 import { startStaticServer, type StaticServer } from '../../helpers/static-server.ts';
 import { ensureTestModels, type TestModels } from '../../models/make-models.ts';
 
@@ -54,6 +54,18 @@ describe('the concierge island in Chromium', () => {
 			sidecars.push(sidecar);
 			return sidecar;
 		});
+
+	const scriptedModels: (() => Promise<void>)[] = [];
+	/** A sidecar whose model is a scripted OpenAI-compatible server that streams `events` for every question. */
+	const startScriptedSidecar = async (events: readonly ScriptedEvent[]): Promise<Sidecar> => {
+		const openai = await startOpenAiServer(() => ({ events }));
+		const provider = createOpenAiProvider({ baseUrl: openai.url, model: 'scripted', contextSize: 4096 });
+		scriptedModels.push(async () => {
+			await provider.dispose();
+			await openai.close();
+		});
+		return startSidecar({ provider, model: undefined, maxTokens: 1000, qaLog: false });
+	};
 
 	/** A page of `sidecar`'s site (whose pages set a strict CSP), with every request and CSP violation recorded. */
 	const openPage = async (sidecar: Sidecar): Promise<{ page: Page; context: BrowserContext; requests: string[] }> => {
@@ -132,6 +144,7 @@ describe('the concierge island in Chromium', () => {
 	after(async () => {
 		await browser?.close();
 		for (const sidecar of sidecars) await sidecar.close();
+		for (const dispose of scriptedModels) await dispose();
 		await chroma?.close();
 		if (dir) await rm(dir, { recursive: true, force: true });
 		await site?.remove();
@@ -183,39 +196,32 @@ describe('the concierge island in Chromium', () => {
 	test('shows the queue position while another answer runs, and stops an answer when the visitor presses stop', async () => {
 		// A remote model that streams slowly until stopped, so the second visitor really waits.
 		const slow = Array.from({ length: 600 }, (_, i) => [{ content: `word${i} ` }, { delay: 50 }]).flat();
-		const openai = await startOpenAiServer(() => ({ events: slow }));
-		const provider = createOpenAiProvider({ baseUrl: openai.url, model: 'slow', contextSize: 4096 });
-		try {
-			const sidecar = await startSidecar({ provider, model: undefined, maxTokens: 1000, qaLog: false });
-			const { page, context } = await openPage(sidecar);
-			await page.goto(`${sidecar.address}/en/green-tea/`);
-			await openConcierge(page);
-			const second = await openPage(sidecar);
-			await second.page.goto(`${sidecar.address}/en/sourdough/`);
-			await openConcierge(second.page);
+		const sidecar = await startScriptedSidecar(slow);
+		const { page, context } = await openPage(sidecar);
+		await page.goto(`${sidecar.address}/en/green-tea/`);
+		await openConcierge(page);
+		const second = await openPage(sidecar);
+		await second.page.goto(`${sidecar.address}/en/sourdough/`);
+		await openConcierge(second.page);
 
-			await ask(page, 'How long should green tea steep?');
-			const answer = lastTurn(page).locator('.answer');
-			await answer.waitFor();
-			await ask(second.page, 'How do I feed a sourdough starter?');
-			await lastTurn(second.page).locator('.note', { hasText: /^You are number 1 in line/ }).waitFor();
+		await ask(page, 'How long should green tea steep?');
+		const answer = lastTurn(page).locator('.answer');
+		await answer.waitFor();
+		await ask(second.page, 'How do I feed a sourdough starter?');
+		await lastTurn(second.page).locator('.note', { hasText: /^You are number 1 in line/ }).waitFor();
 
-			await page.locator(`${PANEL} button.stop`).click();
-			await waitForAnnouncement(page, 'Answer stopped');
-			const stopped = await answer.textContent();
-			await page.waitForTimeout(300);
-			assert.equal(await answer.textContent(), stopped, 'the answer kept growing after stop');
-			assert.ok(!(await page.locator(`${PANEL} button.send`).isHidden()));
-			// The stopped answer frees the model for the one waiting.
-			await lastTurn(second.page).locator('.answer').waitFor();
-			await second.page.locator(`${PANEL} button.stop`).click();
-			await waitForAnnouncement(second.page, 'Answer stopped');
-			await second.context.close();
-			await context.close();
-		} finally {
-			await provider.dispose();
-			await openai.close();
-		}
+		await page.locator(`${PANEL} button.stop`).click();
+		await waitForAnnouncement(page, 'Answer stopped');
+		const stopped = await answer.textContent();
+		await page.waitForTimeout(300);
+		assert.equal(await answer.textContent(), stopped, 'the answer kept growing after stop');
+		assert.ok(!(await page.locator(`${PANEL} button.send`).isHidden()));
+		// The stopped answer frees the model for the one waiting.
+		await lastTurn(second.page).locator('.answer').waitFor();
+		await second.page.locator(`${PANEL} button.stop`).click();
+		await waitForAnnouncement(second.page, 'Answer stopped');
+		await second.context.close();
+		await context.close();
 	});
 
 	test('still shows the in-browser results when the sidecar has stopped', async () => {
@@ -236,39 +242,31 @@ describe('the concierge island in Chromium', () => {
 	});
 
 	test('keeps hostile text in titles, headings, questions and model output as text', async () => {
-		let openai: OpenAiServer | undefined;
 		const payload = `${XSS_IMG} <script>window.__xss=1</script> [1](javascript:window.__xss=1) **bold** [1]`;
-		openai = await startOpenAiServer(() => ({ events: [{ content: payload }, { finish: 'stop' }] }));
-		const provider = createOpenAiProvider({ baseUrl: openai.url, model: 'scripted', contextSize: 4096 });
-		try {
-			const sidecar = await startSidecar({ provider, model: undefined, qaLog: false });
-			const { page, context } = await openPage(sidecar);
-			await page.goto(`${sidecar.address}/en/sourdough/`);
-			await openConcierge(page);
-			await ask(page, `${XSS_IMG} How do I feed the sourdough starter?`);
-			await waitForAnnouncement(page, 'Answer complete');
-			const turn = lastTurn(page);
-			assert.ok(((await turn.locator('.you').textContent()) ?? '').includes(XSS_IMG));
-			const sources = (await turn.locator('.sources').textContent()) ?? '';
-			assert.ok(sources.includes(`${XSS_IMG} Sourdough & bread`), sources);
-			const answer = (await turn.locator('.answer').textContent()) ?? '';
-			assert.ok(answer.includes(XSS_IMG) && answer.includes('<script>window.__xss=1</script>'), answer);
-			assert.equal(await turn.locator('.answer strong').textContent(), 'bold');
-			assert.equal(await turn.locator('img, script').count(), 0);
-			// The heading's <script> reaches the list through the matches' heading path.
-			await page.goto(`${sidecar.address}/en/green-tea/`);
-			await openConcierge(page);
-			await ask(page, 'feeding the starter script');
-			await lastTurn(page).locator('.sources li').first().waitFor();
-			await waitForAnnouncement(page, 'Answer complete');
-			const headings = (await lastTurn(page).locator('.sources').textContent()) ?? '';
-			assert.ok(headings.includes('<script>window.__xss=1</script> Feeding the starter'), headings);
-			assert.equal(await page.evaluate(() => (window as unknown as { __xss?: unknown }).__xss), undefined);
-			await context.close();
-		} finally {
-			await provider.dispose();
-			await openai.close();
-		}
+		const sidecar = await startScriptedSidecar([{ content: payload }, { finish: 'stop' }]);
+		const { page, context } = await openPage(sidecar);
+		await page.goto(`${sidecar.address}/en/sourdough/`);
+		await openConcierge(page);
+		await ask(page, `${XSS_IMG} How do I feed the sourdough starter?`);
+		await waitForAnnouncement(page, 'Answer complete');
+		const turn = lastTurn(page);
+		assert.ok(((await turn.locator('.you').textContent()) ?? '').includes(XSS_IMG));
+		const sources = (await turn.locator('.sources').textContent()) ?? '';
+		assert.ok(sources.includes(`${XSS_IMG} Sourdough & bread`), sources);
+		const answer = (await turn.locator('.answer').textContent()) ?? '';
+		assert.ok(answer.includes(XSS_IMG) && answer.includes('<script>window.__xss=1</script>'), answer);
+		assert.equal(await turn.locator('.answer strong').textContent(), 'bold');
+		assert.equal(await turn.locator('img, script').count(), 0);
+		// The heading's <script> reaches the list through the matches' heading path.
+		await page.goto(`${sidecar.address}/en/green-tea/`);
+		await openConcierge(page);
+		await ask(page, 'feeding the starter script');
+		await lastTurn(page).locator('.sources li').first().waitFor();
+		await waitForAnnouncement(page, 'Answer complete');
+		const headings = (await lastTurn(page).locator('.sources').textContent()) ?? '';
+		assert.ok(headings.includes('<script>window.__xss=1</script> Feeding the starter'), headings);
+		assert.equal(await page.evaluate(() => (window as unknown as { __xss?: unknown }).__xss), undefined);
+		await context.close();
 	});
 
 	test('opens with Ctrl+K, closes with Esc back to the launcher, and keeps the conversation across a followed link', async () => {
