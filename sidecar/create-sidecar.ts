@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { connectChroma } from '../integration/sync-chroma.ts';
-import { createEmbedder, type Embedder, type EmbedderDtype } from '../integration/create-embedder.ts';
+import type { Embedder, EmbedderDtype } from '../integration/create-embedder.ts';
 import type { AnswerProvider } from './answer-provider.ts';
 import { answerQuestion, type AnswerOutcome, type Question } from './answer-question.ts';
 import { startChromaServer, type ChromaServer } from './chroma-server.ts';
@@ -129,7 +129,7 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 		}
 
 		// The query embedder is loaded on the first fallback search only: a sidecar whose browsers always search
-		// themselves never holds it in memory.
+		// themselves never holds it in memory, nor Transformers.js and its ONNX runtime (about 46 MB on import).
 		let embedder: Promise<Embedder> | undefined;
 		const embedQuery = async (question: string) => {
 			embedder ??= (async () => {
@@ -138,6 +138,7 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 				const dtype = options.embeddingDtype ?? (current.dtype as EmbedderDtype | null) ?? 'q8';
 				if (!model) throw new Error(`collection ${settings.collection} does not name its embedding model`);
 				logger.info('embedder_loading', { model, dtype });
+				const { createEmbedder } = await import('../integration/create-embedder.ts');
 				return createEmbedder({ model, dtype });
 			})();
 			const loading = embedder;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
+import { dev } from 'astro';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createEmbedder } from '../../../integration/create-embedder.ts';
 import { encodeKb } from '../../../integration/encode-kb.ts';
@@ -373,6 +374,52 @@ describe('a search-only site (endpoint: false)', () => {
 		assert.match((await turn.locator('.sources').textContent()) ?? '', /Sourdough/);
 		assert.equal(await turn.locator('.notice').textContent(), 'Search-only mode: answers are turned off on this site');
 		assert.deepEqual(sockets, []);
+		await page.close();
+	});
+});
+
+describe('the island under astro dev', () => {
+	let site: FixtureSite;
+	let server: Awaited<ReturnType<typeof dev>>;
+	let browser: Browser;
+	let origin: string;
+	const saved = process.env.CONCIERGE_TEST_E5;
+
+	before(async () => {
+		const models = await ensureTestModels();
+		// The fixture's config reads the model from the environment; dev() loads it in this process.
+		process.env.CONCIERGE_TEST_E5 = models.e5;
+		site = await copyFixture('island-site');
+		server = await dev({ root: site.dir, server: { port: 0, host: '127.0.0.1' }, logLevel: 'error' });
+		origin = `http://127.0.0.1:${server.address.port}`;
+		browser = await launchChromium();
+	});
+
+	after(async () => {
+		await browser?.close();
+		await server?.stop();
+		await site?.remove();
+		if (saved === undefined) delete process.env.CONCIERGE_TEST_E5;
+		else process.env.CONCIERGE_TEST_E5 = saved;
+	});
+
+	test("says a build is needed before the first one, then searches the last build's kb.json", async () => {
+		const page = await browser.newPage();
+		await page.goto(`${origin}/en/green-tea/`);
+		await page.locator('astro-concierge button').click();
+		await page.locator(`${PANEL} .progress`, { hasText: 'The concierge needs a build: run astro build once' }).waitFor({ timeout: 60_000 });
+
+		const build = await buildSite(site.dir, { CONCIERGE_TEST_E5: process.env.CONCIERGE_TEST_E5 });
+		assert.equal(build.code, 0, build.log);
+		await page.reload();
+		await page.locator('astro-concierge button').click();
+		await page.waitForFunction((panel) => document.querySelector(panel)?.getAttribute('data-search') === 'ready', PANEL, { timeout: 60_000 });
+		const input = page.locator(`${PANEL} textarea`);
+		await input.fill('How do I feed a sourdough starter?');
+		await input.press('Enter');
+		const turn = page.locator(`${PANEL} .turn`).last();
+		await turn.locator('.sources li').first().waitFor();
+		assert.match((await turn.locator('.sources').textContent()) ?? '', /Sourdough/);
 		await page.close();
 	});
 });
