@@ -1,15 +1,17 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { basename, dirname, join, relative, resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type { AstroIntegrationLogger } from 'astro';
 import { AstroError } from 'astro/errors';
 import { articleOrigin, defaultEntryUrl, formatPageUrl, type UrlStyle } from './article-url.ts';
 import { formatBundle, type BundleChunk, type BundleHeader } from './bundle.ts';
 import { chunkArticle, type ArticleChunk, type SectionToChunk } from './chunk-article.ts';
-import { createEmbedder, type DownloadProgress } from './create-embedder.ts';
+import { createEmbedder, requiredFiles, type DownloadProgress, type Embedder } from './create-embedder.ts';
 import { embedChunks } from './embed-chunks.ts';
-import { openEmbeddingCache } from './embedding-cache.ts';
+import { openEmbeddingCache, type EmbeddingCache } from './embedding-cache.ts';
 import { encodeKb } from './encode-kb.ts';
 import { findArticles } from './find-articles.ts';
 import type { ConciergeOptions } from './options.ts';
@@ -84,12 +86,14 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 	};
 
 	const files = await findArticles({ srcDir: context.srcDir, include: options.include, exclude: options.exclude });
-	const embedder = await loadEmbedder(options, root, logger);
+	const cache = await openEmbeddingCache({ dir: resolve(root, options.cacheDir), modelKey: await modelKey(options, root) });
+	// Loaded on first use: a rebuild whose articles are all chunked and embedded in the cache never needs the model.
+	let loading: Promise<Embedder> | undefined;
+	const embedder = () => (loading ??= loadEmbedder(options, root, logger));
 	try {
 		const found: ReadArticle[] = [];
 		let skipped = 0;
-		for (const absolute of files) {
-			const article = await readArticle(absolute, relative(root, absolute), options, context, report);
+		for (const article of await readArticles(files, options, context, cache, report)) {
 			if (article === 'skip') skipped++;
 			else if (article) found.push(article);
 		}
@@ -102,10 +106,14 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 				continue;
 			}
 			const article = group[0]!;
-			const chunks = chunkArticle(
-				{ url: article.url, title: article.parsed.title, sections: article.sections },
-				{ chunkSize: options.chunkSize, chunkOverlap: options.chunkOverlap, countTokens: embedder.countTokens },
-			);
+			const toChunk = { url: article.url, title: article.parsed.title, sections: article.sections };
+			const key = chunkKey(toChunk, options);
+			let chunks = cache.chunks.get(key);
+			if (!chunks) {
+				const { countTokens } = await embedder();
+				chunks = chunkArticle(toChunk, { chunkSize: options.chunkSize, chunkOverlap: options.chunkOverlap, countTokens });
+				cache.chunks.set(key, chunks);
+			}
 			if (chunks.length === 0) {
 				report(`${article.file}: has no text to index`);
 				continue;
@@ -121,13 +129,17 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 		logger.info(`${articles.length} articles to index (${skipped} drafts or opted out) from ${files.length} files`);
 
 		const chunks = articles.flatMap((article) => article.chunks);
-		const cache = await openEmbeddingCache({ dir: resolve(root, options.cacheDir), modelKey: await modelKey(options, root) });
-		const { vectors, report: embedding } = await embedChunks(
+		const { vectors, dimension, report: embedding } = await embedChunks(
 			chunks.map((chunk) => chunk.embedText),
 			embedder,
 			cache,
 			logger,
 		);
+		// The island gets a Hub model's files from the download loading it makes, so they are fetched even when nothing is embedded.
+		const source = modelSource(options, root);
+		if (!options.modelHost && source.folder !== source.model && !requiredFiles(options.dtype).every((file) => existsSync(join(source.folder, file)))) {
+			await embedder();
+		}
 		const articleByUrl = new Map(articles.map((article) => [article.url, article]));
 		const bundleChunks: BundleChunk[] = chunks.map((chunk, i) => ({
 			id: chunk.id,
@@ -145,9 +157,9 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 		const header: BundleHeader = {
 			format: 'astro-concierge/bundle',
 			version: 1,
-			model: modelSource(options, root).name,
+			model: source.name,
 			dtype: options.dtype,
-			dimension: embedder.dimension,
+			dimension,
 			pooling: 'mean',
 			normalize: true,
 			passagePrefix: E5_PASSAGE_PREFIX,
@@ -208,8 +220,36 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 			bundlePath,
 		};
 	} finally {
-		await embedder.dispose();
+		// A model that failed to load has nothing to release, and its error is already the build's.
+		await loading?.then((model) => model.dispose(), () => undefined);
 	}
+}
+
+// Enough reads in flight to hide the file system's latency, few enough to stay far below any open-files limit.
+const READS_IN_FLIGHT = 16;
+
+/** Reads articles several at a time; results and problems come in the order of `files`. */
+async function readArticles(
+	files: readonly string[],
+	options: ConciergeOptions,
+	context: BuildContext,
+	cache: EmbeddingCache,
+	report: (problem: string) => void,
+): Promise<Array<ReadArticle | 'skip' | undefined>> {
+	const results: Array<ReadArticle | 'skip' | undefined> = [];
+	const reports: string[][] = [];
+	for (let start = 0; start < files.length; start += READS_IN_FLIGHT) {
+		const batch = files.slice(start, start + READS_IN_FLIGHT);
+		const settled = await Promise.allSettled(
+			batch.map((absolute, i) => readArticle(absolute, relative(context.root, absolute), options, context, cache, (problem) => (reports[start + i] ??= []).push(problem))),
+		);
+		for (const [i, outcome] of settled.entries()) {
+			for (const problem of reports[start + i] ?? []) report(problem);
+			if (outcome.status === 'rejected') throw outcome.reason;
+			results.push(outcome.value);
+		}
+	}
+	return results;
 }
 
 async function readArticle(
@@ -217,15 +257,21 @@ async function readArticle(
 	file: string,
 	options: ConciergeOptions,
 	context: BuildContext,
+	cache: EmbeddingCache,
 	report: (problem: string) => void,
 ): Promise<ReadArticle | 'skip' | undefined> {
 	const source = await readFile(absolute);
-	let parsed: ParsedArticle;
-	try {
-		parsed = parseArticle(source, file);
-	} catch (error) {
-		if (error instanceof ArticleError) return void report(error.message);
-		throw error;
+	const sourceKey = cacheKey('article', file, source);
+	let parsed = cache.articles.get(sourceKey);
+	if (!parsed) {
+		try {
+			parsed = parseArticle(source, file);
+		} catch (error) {
+			if (error instanceof ArticleError) return void report(error.message);
+			throw error;
+		}
+		// Frontmatter reaches the url option as it is: one that JSON would change (a YAML 1.1 date, .nan) is parsed again each build.
+		if (isDeepStrictEqual(JSON.parse(JSON.stringify(parsed.frontmatter)), parsed.frontmatter)) cache.articles.set(sourceKey, parsed);
 	}
 	// Drafts and opted-out articles stop here, before anything of theirs reaches an output.
 	if (parsed.draft || !parsed.index) return 'skip';
@@ -247,8 +293,14 @@ async function readArticle(
 
 	const page = builtPage(url, context);
 	if (!page) return void report(`${file}: its page ${url} was not built, so it is not indexed (set the url option for collection entries)`);
-	const headings = readPageHeadings(await readFile(page, 'utf8'));
-	const ids = matchHeadingIds(parsed.headings.map((heading) => heading.text), headings);
+	const html = await readFile(page);
+	const pageKey = cacheKey('page', html);
+	let headings = cache.pages.get(pageKey);
+	if (!headings) {
+		headings = readPageHeadings(html.toString('utf8')).headings;
+		cache.pages.set(pageKey, headings);
+	}
+	const ids = matchHeadingIds(parsed.headings.map((heading) => heading.text), { headings });
 	const indexOfLine = new Map(parsed.headings.map((heading, i) => [heading.line, i]));
 	const sections = parsed.sections.map((section) => {
 		// A section whose own heading was not rendered with an id links to its nearest ancestor that was.
@@ -342,6 +394,20 @@ async function modelKey(options: ConciergeOptions, root: string): Promise<string
 		if ((await stat(path).catch(() => undefined))?.isFile()) hash.update(await readFile(path));
 	}
 	return `${basename(folder)}|${hash.digest('hex')}|${options.dtype}|mean|normalize`;
+}
+
+// Stands for the code that made a cached value, so an upgrade never reuses what an older version made.
+const { version } = createRequire(import.meta.url)('astro-concierge/package.json') as { version: string };
+
+/** A cache key naming every input of one `kind` of cached step; the model's tokenizer is in the cache's own key. */
+function cacheKey(kind: string, ...inputs: Array<string | Uint8Array>): string {
+	const hash = createHash('sha256').update(`${version}\0${kind}`);
+	for (const input of inputs) hash.update(`\0${Buffer.byteLength(input)}\0`).update(input);
+	return hash.digest('base64url');
+}
+
+function chunkKey(article: { url: string; title: string; sections: readonly SectionToChunk[] }, options: ConciergeOptions): string {
+	return cacheKey('chunks', JSON.stringify([options.chunkSize, options.chunkOverlap, article.url, article.title, article.sections]));
 }
 
 function contentVersion(options: ConciergeOptions, chunks: readonly BundleChunk[]): string {

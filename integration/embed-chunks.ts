@@ -15,29 +15,29 @@ const progressEveryMs = 2000;
 
 /**
  * Embeds texts as passages, taking what the cache already holds and embedding only the rest,
- * with progress in the log (done / total, chunks per second, time left).
+ * with progress in the log (done / total, chunks per second, time left). The model is loaded
+ * through `embedder` only when something is missing, so a build whose every text is cached never loads it.
  */
 export async function embedChunks(
 	texts: readonly string[],
-	embedder: Embedder,
+	embedder: () => Promise<Embedder>,
 	cache: EmbeddingCache,
 	logger: AstroIntegrationLogger,
-): Promise<{ vectors: Float32Array[]; report: EmbedReport }> {
+): Promise<{ vectors: Float32Array[]; dimension: number; report: EmbedReport }> {
 	const started = performance.now();
-	const vectors: Float32Array[] = new Array(texts.length);
-	const missing: number[] = [];
-	texts.forEach((text, i) => {
-		const cached = cache.get(text);
-		if (cached && cached.length === embedder.dimension) vectors[i] = cached;
-		else missing.push(i);
-	});
+	const vectors = texts.map((text) => cache.get(text));
+	const cachedWidth = vectors[0]?.length;
+	// Cached vectors of one width came from the model the cache is keyed by; anything else needs the model's own width.
+	const model = vectors.every((vector) => vector?.length === cachedWidth) && cachedWidth ? undefined : await embedder();
+	const dimension = model?.dimension ?? cachedWidth!;
+	const missing = texts.flatMap((_, i) => (vectors[i]?.length === dimension ? [] : [i]));
 	const reused = texts.length - missing.length;
 	if (missing.length > 0) logger.info(`embedding ${missing.length} chunks (${reused} reused from the cache)`);
 
 	let lastLog = performance.now();
 	for (let start = 0; start < missing.length; start += step) {
 		const batch = missing.slice(start, start + step);
-		const embedded = await embedder.embedPassages(batch.map((i) => texts[i]!));
+		const embedded = await model!.embedPassages(batch.map((i) => texts[i]!));
 		batch.forEach((i, j) => {
 			vectors[i] = embedded[j]!;
 			cache.set(texts[i]!, embedded[j]!);
@@ -51,5 +51,5 @@ export async function embedChunks(
 			logger.info(`${done} / ${missing.length} chunks, ${perSecond.toFixed(1)} chunks/s, about ${left} s left`);
 		}
 	}
-	return { vectors, report: { embedded: missing.length, reused, ms: performance.now() - started } };
+	return { vectors: vectors as Float32Array[], dimension, report: { embedded: missing.length, reused, ms: performance.now() - started } };
 }

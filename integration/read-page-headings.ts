@@ -56,7 +56,7 @@ export function normalizeHeadingText(text: string): string {
  * Pairs each markdown heading, in order, with the rendered heading of the same text, searching forward
  * so headings the layout adds around the article are skipped. A heading with no rendered twin gets ''.
  */
-export function matchHeadingIds(markdownHeadings: readonly string[], page: PageHeadings): string[] {
+export function matchHeadingIds(markdownHeadings: readonly string[], page: Pick<PageHeadings, 'headings'>): string[] {
 	const ids: string[] = [];
 	let next = 0;
 	for (const text of markdownHeadings) {

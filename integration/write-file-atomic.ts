@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -43,7 +44,8 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
 export async function copyFileAtomic(source: string, target: string): Promise<void> {
 	const temporary = await temporaryBeside(target);
 	try {
-		await copyFile(source, temporary);
+		// A copy-on-write clone where the file system offers one (Btrfs, XFS, APFS): the 14 MB runtime then costs no copy.
+		await copyFile(source, temporary, constants.COPYFILE_FICLONE);
 		await rename(temporary, target);
 	} catch (error) {
 		await rm(temporary, { force: true });

@@ -185,6 +185,19 @@ describe('building the knowledge base of a site', () => {
 		}
 	});
 
+	test('a rebuild of unchanged articles takes them from the cache and writes what a build without the cache writes', async () => {
+		const first = await snapshot();
+		const cached = await buildSite(site.dir, env);
+		assert.equal(cached.code, 0, cached.log);
+		assert.doesNotMatch(cached.log, /embedding \d+ chunks/);
+		assert.deepEqual(await snapshot(), first);
+		await rm(file('.concierge/cache'), { recursive: true, force: true });
+		const cold = await buildSite(site.dir, env);
+		assert.equal(cold.code, 0, cold.log);
+		assert.match(cold.log, new RegExp(`embedding ${kb.chunks.length} chunks \\(0 reused from the cache\\)`));
+		assert.deepEqual(await snapshot(), first);
+	});
+
 	test('a rebuild with one article changed embeds only that article and keeps every other id', async () => {
 		const before = new Set(kb.chunks.map((chunk) => chunk.id));
 		const path = file('src/pages/guides/docker-volumes.md');
