@@ -1,18 +1,26 @@
 // Browser-safe: kb.ts uses this in the search worker, so no node: imports.
-// A WebAssembly SIMD kernel for the two passes over kb.json's int8 codes that cost N·D each: the integer dot
-// product of a quantised query with every chunk, and each chunk's sum of absolute codes. The module is
-// assembled here from its instructions, so no .wasm file has to be served and no build step makes one.
+// A WebAssembly SIMD kernel for the passes over kb.json's int8 codes that cost N·D each: the integer dot
+// product of a quantised query with every chunk, and each chunk's sum of absolute codes and of squared codes.
+// The module is assembled here from its instructions, so no .wasm file has to be served and no build step
+// makes one.
 
 /** The kernel bound to one knowledge base's codes, which live in the kernel's own memory. */
 export interface Int8Scorer {
-	/** Every chunk's codes, chunk after chunk: fill this before calling anything else. */
+	/** Every chunk's codes, chunk after chunk: fill this (or {@link block}) before calling anything else. */
 	readonly codes: Int8Array;
+	/**
+	 * The `leading` bytes asked for, then {@link codes}: room to decode a whole vector block into, so that the
+	 * codes land where the kernel reads them without a copy.
+	 */
+	readonly block: Uint8Array;
 	/** Where {@link dots} reads the query: D int16 components. */
 	readonly query: Int16Array;
 	/** Sets each chunk's query · codes (integer arithmetic, exact) and returns them, one per chunk. */
 	dots(): Int32Array;
 	/** Sets each chunk's Σ|code| and returns them, one per chunk: one streaming pass over every code byte. */
 	absoluteSums(): Int32Array;
+	/** Sets each chunk's Σcode² and returns them, one per chunk, in the same way. */
+	squares(): Int32Array;
 }
 
 /** Components per SIMD step; the kernel handles dimensions that are a multiple of it. */
@@ -27,37 +35,41 @@ export function int8ScorerQueryLimit(dimension: number): number {
 }
 
 /**
- * A kernel for `count` chunks of `dimension` codes, or undefined where it cannot run (no WebAssembly SIMD,
- * or a dimension that is not a multiple of 16); the caller then uses its plain JavaScript loop.
+ * A kernel for `count` chunks of `dimension` codes, with `leading` bytes of room before the codes, or undefined
+ * where it cannot run (no WebAssembly SIMD, a dimension that is not a multiple of 16, or one so large that
+ * Σcode² could leave int32); the caller then uses its plain JavaScript loop.
  */
-export function createInt8Scorer(count: number, dimension: number): Int8Scorer | undefined {
-	if (dimension % LANES !== 0 || dimension === 0 || count === 0) return undefined;
+export function createInt8Scorer(count: number, dimension: number, leading = 0): Int8Scorer | undefined {
+	if (dimension % LANES !== 0 || dimension === 0 || count === 0 || int8ScorerQueryLimit(dimension) < 128) return undefined;
 	const module = compiledModule();
 	if (!module) return undefined;
 
-	// Layout: codes, then the query (16-byte aligned), then one int32 per chunk for results.
+	// Layout: the leading bytes, placed so that the codes after them start 16-byte aligned, then the query
+	// (aligned too), then one int32 per chunk for results.
 	const codesBytes = count * dimension;
-	const queryOffset = Math.ceil(codesBytes / 16) * 16;
+	const blockOffset = (LANES - (leading % LANES)) % LANES;
+	const codesOffset = blockOffset + leading;
+	const queryOffset = codesOffset + Math.ceil(codesBytes / 16) * 16;
 	const resultOffset = queryOffset + 2 * dimension;
 	const total = resultOffset + 4 * count;
 	const pages = Math.ceil(total / 65536);
 	if (pages > 65536) return undefined;
 	const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
 	const instance = new WebAssembly.Instance(module, { m: { memory } });
-	const exports = instance.exports as { dots: Kernel; sums: Kernel };
+	const exports = instance.exports as { dots: Kernel; sums: Kernel; squares: Kernel };
 	// The memory never grows, so these views stay valid for the scorer's life.
 	const results = new Int32Array(memory.buffer, resultOffset, count);
+	const run = (kernel: Kernel) => {
+		kernel(queryOffset, codesOffset, count, dimension, resultOffset);
+		return results;
+	};
 	return {
-		codes: new Int8Array(memory.buffer, 0, codesBytes),
+		codes: new Int8Array(memory.buffer, codesOffset, codesBytes),
+		block: new Uint8Array(memory.buffer, blockOffset, leading + codesBytes),
 		query: new Int16Array(memory.buffer, queryOffset, dimension),
-		dots() {
-			exports.dots(queryOffset, 0, count, dimension, resultOffset);
-			return results;
-		},
-		absoluteSums() {
-			exports.sums(queryOffset, 0, count, dimension, resultOffset);
-			return results;
-		},
+		dots: () => run(exports.dots),
+		absoluteSums: () => run(exports.sums),
+		squares: () => run(exports.squares),
 	};
 }
 
@@ -81,7 +93,7 @@ function compiledModule(): WebAssembly.Module | null {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// The module's bytes. Both functions take (query, codes, count, dimension, out) and walk the codes once,
+// The module's bytes. All three functions take (query, codes, count, dimension, out) and walk the codes once,
 // 16 bytes per step, writing one int32 per chunk at `out`.
 
 const I32 = 0x7f;
@@ -147,8 +159,9 @@ function utf8(text: string): number[] {
 	return vector([...text].map((char) => [char.charCodeAt(0)]));
 }
 
-// Locals: 0 query, 1 codes, 2 count, 3 dimension, 4 out (parameters); 5 k, 6 accumulator, 7 the 16 codes.
-const [QUERY, CODES, COUNT, DIMENSION, OUT, K, ACC, BYTES] = [0, 1, 2, 3, 4, 5, 6, 7];
+// Locals: 0 query, 1 codes, 2 count, 3 dimension, 4 out (parameters); 5 k, 6 accumulator, 7 the 16 codes,
+// 8 half of them widened to int16.
+const [QUERY, CODES, COUNT, DIMENSION, OUT, K, ACC, BYTES, WIDE] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
 
 /** Accumulates one 16-code step into ACC; BYTES holds the codes, K their offset within the chunk. */
 function dotStep(): number[] {
@@ -162,6 +175,14 @@ function dotStep(): number[] {
 		op.localGet, BYTES, ...v(simd.i16x8ExtendHighI8x16S), ...queryAt(16), ...v(simd.i32x4DotI16x8S), ...v(simd.i32x4Add),
 		op.localSet, ACC,
 	];
+}
+
+/** Σcode² of the step: each half, widened to int16, dotted with itself. */
+function squareStep(): number[] {
+	const half = (extend: number) => [
+		op.localGet, BYTES, ...v(extend), op.localTee, WIDE, op.localGet, WIDE, ...v(simd.i32x4DotI16x8S), ...v(simd.i32x4Add),
+	];
+	return [op.localGet, ACC, ...half(simd.i16x8ExtendLowI8x16S), ...half(simd.i16x8ExtendHighI8x16S), op.localSet, ACC];
 }
 
 /** Σ|code| of the step: |−128| reads as 128 because the widening adds are unsigned. */
@@ -202,7 +223,7 @@ function chunkLoop(step: number[]): number[] {
 function body(code: number[]): number[] {
 	const locals = vector([
 		[1, I32],
-		[2, V128],
+		[3, V128],
 	]);
 	return [...unsignedLeb(locals.length + code.length), ...locals, ...code];
 }
@@ -214,12 +235,13 @@ function assembleModule(): Uint8Array<ArrayBuffer> {
 		...section(1, vector([kernelType])),
 		// The memory comes from JavaScript, sized for one knowledge base: limits flag 0, at least 1 page.
 		...section(2, vector([[...utf8('m'), ...utf8('memory'), 0x02, 0x00, 1]])),
-		...section(3, vector([[0], [0]])),
+		...section(3, vector([[0], [0], [0]])),
 		...section(7, vector([
 			[...utf8('dots'), 0x00, 0],
 			[...utf8('sums'), 0x00, 1],
+			[...utf8('squares'), 0x00, 2],
 		])),
-		...section(10, vector([body(chunkLoop(dotStep())), body(chunkLoop(sumStep()))])),
+		...section(10, vector([body(chunkLoop(dotStep())), body(chunkLoop(sumStep())), body(chunkLoop(squareStep()))])),
 	];
 	return new Uint8Array(bytes);
 }

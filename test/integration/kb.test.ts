@@ -187,6 +187,26 @@ describe('kb.json validation', () => {
 		assert.throws(() => readKb(withField('articles', [['/a/']])), /kb\.json: "articles\[0\]" must be \[url, title\]/);
 	});
 
+	test('readKb refuses a repeated id however it comes about: one url in two article entries, or an n past 2⁵³ / articles', () => {
+		const articles = valid.articles as unknown[][];
+		const twice = [...articles, articles[0]];
+		const chunks = (...entries: Array<[number, number]>) => entries.map(([article, n]) => [article, n, '', '']);
+		assert.throws(
+			() => readKb({ ...valid, articles: twice, chunks: chunks([0, 1], [articles.length, 1], [0, 2]) }),
+			/kb\.json: "chunks\[1\]" repeats the id ".*#1"/,
+		);
+		const large = Number.MAX_SAFE_INTEGER;
+		assert.throws(
+			() => readKb({ ...valid, chunks: chunks([0, large], [0, large - 1], [0, large]) }),
+			new RegExp(`kb\\.json: "chunks\\[2\\]" repeats the id ".*#${large}"`),
+		);
+		const kb = readKb({ ...valid, articles: twice, chunks: chunks([0, large], [0, large - 1], [articles.length, 0]) });
+		assert.deepEqual(
+			kb.chunks.map((chunk) => chunk.id),
+			[`${articles[0]?.[0]}#${large}`, `${articles[0]?.[0]}#${large - 1}`, `${articles[0]?.[0]}#0`],
+		);
+	});
+
 	test('readKb refuses text that is not JSON', () => {
 		assert.throws(() => readKb('{"format":'), /^Error: kb\.json: not valid JSON/);
 		assert.throws(() => readKb('[]'), /kb\.json: must be a JSON object/);
