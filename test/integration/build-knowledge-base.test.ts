@@ -126,7 +126,9 @@ describe('building the knowledge base of a site', () => {
 			const ownPage = join(file('dist'), decodeURI(url), 'index.html');
 			for (const path of publicFiles) {
 				if (path === ownPage) continue;
-				const content = normalise((await readFile(path)).toString('utf8'));
+				const raw = (await readFile(path)).toString('utf8');
+				// kb.json escapes non-ASCII characters, so its strings are compared as they read once parsed.
+				const content = normalise(path.endsWith('.json') ? JSON.stringify(JSON.parse(raw)) : raw);
 				const leaked = windows(text).find((window) => content.includes(window));
 				assert.equal(leaked, undefined, `${relative(site.dir, path)} contains text of ${url}: "${leaked}"`);
 			}
@@ -134,7 +136,7 @@ describe('building the knowledge base of a site', () => {
 	});
 
 	test('keeps drafts and opted-out articles out of kb.json, the bundle and Chroma', async () => {
-		const kbText = await readFile(file('dist/concierge/kb.json'), 'utf8');
+		const kbText = JSON.stringify(JSON.parse(await readFile(file('dist/concierge/kb.json'), 'utf8')));
 		const bundleText = await readFile(file('.concierge/bundle.jsonl'), 'utf8');
 		const { collection } = await chromaState();
 		const stored = await collection.get({ include: ['documents', 'metadatas'] });
