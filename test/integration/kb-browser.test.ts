@@ -1,16 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { stripTypeScriptTypes } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { encodeKb } from '../../integration/encode-kb.ts';
 import { readKb, searchKb, type Kb } from '../../integration/runtime/kb.ts';
 import { e5LikeSource, randomUnit, SETTINGS, withMetadata } from '../helpers/kb-vectors.ts';
 import { seededRandom } from '../helpers/seeded-random.ts';
-import { launchChromium } from '../helpers/browser.ts';
-import { startStaticServer, type StaticServer } from '../helpers/static-server.ts';
+import { openRuntimePage, type RuntimePage } from '../helpers/runtime-page.ts';
 
 // Node has no Uint8Array.prototype.setFromBase64, so only a browser runs readKb's path that decodes kb.json's
 // vectors straight into the kernel's memory: this compares it, and its refusals, with Node's.
@@ -54,30 +49,15 @@ function outcome(text: string, query: Float32Array): Outcome {
 }
 
 describe('readKb in Chromium', () => {
-	let browser: Browser;
-	let server: StaticServer;
+	let runtime: RuntimePage;
 	let tab: Page;
-	let dir: string;
 
 	before(async () => {
-		dir = await mkdtemp(join(tmpdir(), 'kb-browser-'));
-		for (const file of ['kb', 'score-int8']) {
-			const source = await readFile(new URL(`../../integration/runtime/${file}.ts`, import.meta.url), 'utf8');
-			await writeFile(join(dir, `${file}.js`), stripTypeScriptTypes(source).replace(/from '\.\/([\w-]+)\.ts'/g, "from './$1.js'"));
-		}
-		await writeFile(join(dir, 'index.html'), page);
-		server = await startStaticServer({ '/': dir });
-		browser = await launchChromium();
-		tab = await browser.newPage();
-		await tab.goto(`${server.url}/`);
-		await tab.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+		runtime = await openRuntimePage(['kb', 'score-int8'], page);
+		tab = runtime.tab;
 	});
 
-	after(async () => {
-		await browser?.close();
-		await server?.close();
-		if (dir) await rm(dir, { recursive: true, force: true });
-	});
+	after(() => runtime?.close());
 
 	async function inBrowser(text: string, query: Float32Array): Promise<Outcome> {
 		return tab.evaluate(

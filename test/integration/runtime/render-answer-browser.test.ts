@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { stripTypeScriptTypes } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../../helpers/browser.ts';
-import { startStaticServer, type StaticServer } from '../../helpers/static-server.ts';
-
-// Chromium cannot run TypeScript, and the module has only erasable syntax, so stripping its types gives the
-// JavaScript the island ships.
-const source = await readFile(new URL('../../../integration/runtime/render-answer.ts', import.meta.url), 'utf8');
+import type { Page } from 'playwright-core';
+import { openRuntimePage, type RuntimePage } from '../../helpers/runtime-page.ts';
 
 // `window.render` renders an answer into a fresh #answer with sources 1 and 2 known; `window.imageFailed` resolves
 // once an <img src=x> has failed, after which any injected onerror would have run too.
@@ -33,27 +24,15 @@ const page = `<!doctype html>
 </script>`;
 
 describe('renderAnswer in Chromium', () => {
-	let browser: Browser;
-	let server: StaticServer;
+	let runtime: RuntimePage;
 	let tab: Page;
-	let dir: string;
 
 	before(async () => {
-		dir = await mkdtemp(join(tmpdir(), 'render-answer-'));
-		await writeFile(join(dir, 'render-answer.js'), stripTypeScriptTypes(source));
-		await writeFile(join(dir, 'index.html'), page);
-		server = await startStaticServer({ '/': dir });
-		browser = await launchChromium();
-		tab = await browser.newPage();
-		await tab.goto(`${server.url}/`);
-		await tab.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+		runtime = await openRuntimePage(['render-answer'], page);
+		tab = runtime.tab;
 	});
 
-	after(async () => {
-		await browser?.close();
-		await server?.close();
-		if (dir) await rm(dir, { recursive: true, force: true });
-	});
+	after(() => runtime?.close());
 
 	async function render(text: string): Promise<void> {
 		await tab.evaluate((text) => (window as unknown as { render: (text: string) => void }).render(text), text);
