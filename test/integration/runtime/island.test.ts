@@ -340,7 +340,7 @@ describe('the concierge island in Chromium', () => {
 	});
 });
 
-describe('a search-only site (endpoint: false)', () => {
+describe('a search-only site (endpoint: false) that prefetches', () => {
 	let site: FixtureSite;
 	let server: StaticServer;
 	let browser: Browser;
@@ -348,7 +348,7 @@ describe('a search-only site (endpoint: false)', () => {
 	before(async () => {
 		const models = await ensureTestModels();
 		site = await copyFixture('island-site');
-		const build = await buildSite(site.dir, { CONCIERGE_TEST_E5: models.e5, CONCIERGE_TEST_ENDPOINT: 'off' });
+		const build = await buildSite(site.dir, { CONCIERGE_TEST_E5: models.e5, CONCIERGE_TEST_ENDPOINT: 'off', CONCIERGE_TEST_PREFETCH: '1' });
 		assert.equal(build.code, 0, build.log);
 		server = await startStaticServer({ '/': join(site.dir, 'dist') });
 		browser = await launchChromium();
@@ -358,6 +358,18 @@ describe('a search-only site (endpoint: false)', () => {
 		await browser?.close();
 		await server?.close();
 		await site?.remove();
+	});
+
+	test('loads the search when the browser is idle, before the concierge is opened', async () => {
+		const page = await browser.newPage();
+		const requested: string[] = [];
+		page.on('request', (request) => requested.push(new URL(request.url()).pathname));
+		await page.goto(`${server.url}/en/green-tea/`);
+		await page.waitForFunction((panel) => document.querySelector(panel)?.getAttribute('data-search') === 'ready', PANEL, { timeout: 60_000 });
+		assert.equal(await page.locator(`${PANEL} dialog[open]`).count(), 0);
+		assert.ok(requested.includes('/concierge/kb.json'));
+		assert.ok(requested.some((path) => path.startsWith('/concierge/models/') && path.endsWith('.onnx')));
+		await page.close();
 	});
 
 	test('shows the in-browser results and says answers are off, without opening a WebSocket', async () => {
