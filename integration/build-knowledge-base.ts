@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { AstroIntegrationLogger } from 'astro';
 import { AstroError } from 'astro/errors';
 import { articleOrigin, defaultEntryUrl, formatPageUrl, type UrlStyle } from './article-url.ts';
-import { formatBundle, type BundleChunk, type BundleHeader } from './bundle.ts';
+import { BUNDLE_FORMAT, BUNDLE_VERSION, formatBundle, type BundleChunk, type BundleHeader } from './bundle.ts';
 import { chunkArticle, type ArticleChunk, type SectionToChunk } from './chunk-article.ts';
 import { createEmbedder, requiredFiles, type DownloadProgress, type Embedder } from './create-embedder.ts';
 import { embedChunks } from './embed-chunks.ts';
@@ -155,8 +155,8 @@ export async function buildKnowledgeBase(options: ConciergeOptions, context: Bui
 			embedding: Array.from(vectors[i]!),
 		}));
 		const header: BundleHeader = {
-			format: 'astro-concierge/bundle',
-			version: 1,
+			format: BUNDLE_FORMAT,
+			version: BUNDLE_VERSION,
 			model: source.name,
 			dtype: options.dtype,
 			dimension,

@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 /** First line of the private bundle: everything needed to load its chunks and to embed queries like them. */
 export interface BundleHeader {
 	format: 'astro-concierge/bundle';
-	version: 1;
+	version: typeof BUNDLE_VERSION;
 	model: string;
 	dtype: string;
 	dimension: number;
@@ -30,7 +30,7 @@ export interface BundleChunkMetadata {
 	articleHash: string;
 }
 
-/** One chunk line of the bundle. */
+/** One chunk of the bundle. In the file its embedding is base64 of little-endian float32 values. */
 export interface BundleChunk {
 	id: string;
 	text: string;
@@ -39,13 +39,21 @@ export interface BundleChunk {
 }
 
 export const BUNDLE_FORMAT = 'astro-concierge/bundle';
-export const BUNDLE_VERSION = 1;
+/** 2: embeddings as base64 float32 (version 1 wrote them as JSON numbers, four times the bytes and the formatting time). */
+export const BUNDLE_VERSION = 2;
 
 /** Serialises a bundle as JSON Lines: the header, then one chunk a line. */
 export function formatBundle(header: BundleHeader, chunks: readonly BundleChunk[]): string {
 	const lines = [JSON.stringify(header)];
-	for (const chunk of chunks) lines.push(JSON.stringify(chunk));
+	for (const chunk of chunks) lines.push(JSON.stringify({ ...chunk, embedding: encodeEmbedding(chunk.embedding) }));
 	return `${lines.join('\n')}\n`;
+}
+
+// The model's vectors are float32, so float32 keeps every value exactly.
+function encodeEmbedding(values: readonly number[]): string {
+	const bytes = Buffer.alloc(4 * values.length);
+	values.forEach((value, i) => bytes.writeFloatLE(value, 4 * i));
+	return bytes.toString('base64');
 }
 
 /** Reads a bundle file line by line, checking its header and each chunk; errors name the file and line. */
@@ -96,8 +104,12 @@ function checkChunk(value: unknown, dimension: number, where: string): BundleChu
 	if (typeof chunk?.id !== 'string' || chunk.id === '') throw new Error(`${where}: chunk without an id`);
 	if (typeof chunk.text !== 'string') throw new Error(`${where}: chunk ${chunk.id} has no text`);
 	if (!chunk.metadata || typeof chunk.metadata.url !== 'string') throw new Error(`${where}: chunk ${chunk.id} has no metadata.url`);
-	if (!Array.isArray(chunk.embedding) || chunk.embedding.length !== dimension) {
-		throw new Error(`${where}: chunk ${chunk.id} has an embedding of ${chunk.embedding?.length ?? 0} values, expected ${dimension}`);
+	const encoded = (chunk as { embedding?: unknown }).embedding;
+	if (typeof encoded !== 'string') throw new Error(`${where}: chunk ${chunk.id} has no base64 embedding`);
+	const bytes = Buffer.from(encoded, 'base64');
+	if (bytes.length !== 4 * dimension) {
+		throw new Error(`${where}: chunk ${chunk.id} has an embedding of ${bytes.length} bytes, expected ${4 * dimension} (${dimension} float32 values)`);
 	}
-	return chunk as BundleChunk;
+	const embedding = Array.from({ length: dimension }, (_, i) => bytes.readFloatLE(4 * i));
+	return { ...(chunk as BundleChunk), embedding };
 }

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { ChromaClient } from 'chromadb';
-import { formatBundle } from '../../integration/bundle.ts';
+import { BUNDLE_FORMAT, BUNDLE_VERSION, formatBundle } from '../../integration/bundle.ts';
 import { startChromaServer, type ChromaServer } from '../../sidecar/chroma-server.ts';
 import { ensureTestModels, type TestModels } from '../models/make-models.ts';
 
@@ -31,8 +31,8 @@ describe('the astro-concierge command', () => {
 			bundle,
 			formatBundle(
 				{
-					format: 'astro-concierge/bundle',
-					version: 1,
+					format: BUNDLE_FORMAT,
+					version: BUNDLE_VERSION,
 					model: 'tiny-e5',
 					dtype: 'q8',
 					dimension: 4,

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
-import { formatBundle, type BundleChunk, type BundleHeader } from '../../integration/bundle.ts';
+import { BUNDLE_FORMAT, BUNDLE_VERSION, formatBundle, type BundleChunk, type BundleHeader } from '../../integration/bundle.ts';
 import { createEmbedder } from '../../integration/create-embedder.ts';
 import { encodeKb } from '../../integration/encode-kb.ts';
 import { readKb, searchKb } from '../../integration/runtime/kb.ts';
@@ -141,8 +141,8 @@ describe('the sidecar over a real Chroma server and a tiny GGUF model', () => {
 			embedding: Array.from(vectors[i]!),
 		}));
 		const header: BundleHeader = {
-			format: 'astro-concierge/bundle',
-			version: 1,
+			format: BUNDLE_FORMAT,
+			version: BUNDLE_VERSION,
 			model: 'tiny-e5',
 			dtype: 'q8',
 			dimension: vectors[0]!.length,
@@ -486,7 +486,7 @@ describe('the sidecar with an OpenAI-compatible reasoning model', () => {
 		await writeFile(
 			bundle,
 			formatBundle(
-				{ format: 'astro-concierge/bundle', version: 1, model: 'tiny-e5', dtype: 'q8', dimension: 2, pooling: 'mean', normalize: true, passagePrefix: 'passage: ', queryPrefix: 'query: ', topK: 3, maxDistance: 0.2, contentVersion: 'remote-1', chunks: 1 },
+				{ format: BUNDLE_FORMAT, version: BUNDLE_VERSION, model: 'tiny-e5', dtype: 'q8', dimension: 2, pooling: 'mean', normalize: true, passagePrefix: 'passage: ', queryPrefix: 'query: ', topK: 3, maxDistance: 0.2, contentVersion: 'remote-1', chunks: 1 },
 				[{ id: '/a/#0', text: 'Alpha text.', metadata: { url: '/a/', anchor: '', title: 'Alpha', heading: '', lang: 'en', articleHash: 'a' }, embedding: [1, 0] }],
 			),
 		);
