@@ -98,7 +98,7 @@ export async function benchBuild(e5: string): Promise<{ result: BenchResult; sit
 					note:
 						ratio <= 0.1
 							? undefined
-							: 'a rebuild reuses every unchanged article\'s parse, headings, chunks and vectors from the cache, but still writes the whole bundle (every vector as JSON) and kb.json and loads the model for the changed article; with a tiny embedding model a full build is too cheap for those fixed costs to be a small share, while with multilingual-e5-small embedding dominates a full build',
+							: 'a rebuild reuses every unchanged article\'s parse, headings, chunks and vectors from the cache, but still loads the model for the changed article and writes the whole bundle and kb.json; with a tiny embedding model a full build is too cheap for those fixed costs to be a small share, while with multilingual-e5-small embedding dominates a full build',
 				},
 			],
 			notes: [
