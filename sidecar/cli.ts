@@ -36,7 +36,7 @@ const serveFlags: Record<string, Flag> = {
 	collection: { type: 'string', env: 'CONCIERGE_COLLECTION', default: D.collection, help: 'Chroma collection.' },
 	bundle: { type: 'string', env: 'CONCIERGE_BUNDLE', help: 'Private bundle loaded into Chroma at start when its content changed.' },
 	'embedding-model': { type: 'string', env: 'CONCIERGE_EMBEDDING_MODEL', help: 'Embedding model for the sidecar\'s own search (default: the one the collection names).' },
-	site: { type: 'string', env: 'CONCIERGE_SITE', help: 'A built Astro site (its dist folder) to serve on the same port.' },
+	site: { type: 'string', env: 'CONCIERGE_SITE', help: 'A built Astro site (its dist folder) to serve on the same port, through @astrojs/node\'s handler when it has one.' },
 	origins: { type: 'string', env: 'CONCIERGE_ORIGINS', help: 'Comma-separated origins allowed to connect (default: the sidecar\'s own).' },
 	'queue-max': { type: 'string', env: 'CONCIERGE_QUEUE_MAX', default: String(D.queueMax), help: 'Most jobs waiting; more are answered BUSY.' },
 	'queue-timeout': { type: 'string', env: 'CONCIERGE_QUEUE_TIMEOUT', default: String(D.queueTimeoutMs / 1000), help: 'Seconds a job may wait for its turn.' },

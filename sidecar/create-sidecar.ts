@@ -26,7 +26,7 @@ import {
 } from './protocol.ts';
 import { createQaLog } from './qa-log.ts';
 import { createRateLimiter } from './rate-limiter.ts';
-import { serveStaticSite } from './serve-static-site.ts';
+import { serveSite } from './serve-site.ts';
 import { SIDECAR_DEFAULTS } from './sidecar-defaults.ts';
 
 /** Options of {@link createSidecar}; every default is in SIDECAR_DEFAULTS. */
@@ -46,7 +46,10 @@ export interface SidecarOptions {
 	/** Embedding model for the sidecar's own search, when the one named in the collection is not loadable by name here. */
 	embeddingModel?: string;
 	embeddingDtype?: EmbedderDtype;
-	/** A built Astro site (its dist folder) to serve on the same port, so one process serves pages and answers. */
+	/**
+	 * A built Astro site (its dist folder) to serve on the same port, so one process serves pages and answers:
+	 * through @astrojs/node's handler when the build has one (on-demand pages included), else as static files.
+	 */
 	site?: string;
 	/** Origins allowed to connect; a browser page from any other origin is refused at the handshake. */
 	origins?: string[];
@@ -154,7 +157,7 @@ export async function createSidecar(options: SidecarOptions): Promise<Sidecar> {
 			if (embedder) await (await embedder.catch(() => undefined))?.dispose();
 		});
 
-		const site = options.site ? serveStaticSite(options.site) : undefined;
+		const site = options.site ? await serveSite(options.site) : undefined;
 		const metrics = createMetrics();
 		const qaLog = settings.qaLog ? createQaLog({ path: settings.qaLog }) : undefined;
 		if (qaLog) cleanup.push(() => qaLog.close());
