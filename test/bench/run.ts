@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ensureTestModels } from '../models/make-models.ts';
@@ -108,7 +108,7 @@ Written by \`${command}\` (test/bench/run.ts) from one run; do not edit by hand.
 - Commit: \`${commit}\`${uncommitted.length > 0 ? `, with uncommitted changes to ${uncommitted.map((file) => `\`${file}\``).join(', ')}` : ''}
 - Machine: ${machine.cpu}, ${machine.logicalCpus} logical CPUs, ${(machine.memoryBytes / 1024 ** 3).toFixed(1)} GiB memory; ${machine.platform}, Node ${machine.node}, Chromium ${chromium}
 - Load average (1, 5, 15 min) at the start: ${machine.loadAverageAtStart.map((value) => value.toFixed(2)).join(', ')}; at the end: ${loadAtEnd.map((value) => value.toFixed(2)).join(', ')}. Other work on the machine slows every figure; a load above the CPU count means the run shared them.
-- Models: ${gguf ?? 'tiny-llama-endless, the GGUF the project makes for its tests'} (answers); ${e5 ?? 'tiny-e5-384, the project\'s test embedding model at e5-small\'s width'} (build)
+- Models: ${gguf ? basename(gguf) : 'tiny-llama-endless, the GGUF the project makes for its tests'} (answers); ${e5 ? basename(e5) : 'tiny-e5-384, the project\'s test embedding model at e5-small\'s width'} (build)
 - The whole run took ${seconds.toFixed(0)} s.
 
 ${missed.length === 0 ? 'Every target was met.' : `Targets missed (${missed.length}):\n\n${missed.map((target) => `- ${target.section}: ${target.what} ${target.measured}, target ${target.target}${target.note ? `; ${target.note}` : ''}`).join('\n')}`}

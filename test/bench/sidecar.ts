@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { getLlama, LlamaChat, resolveChatWrapper } from 'node-llama-cpp';
@@ -321,7 +321,8 @@ export async function benchSidecar(options: SidecarBenchOptions): Promise<BenchR
 		const sidecarTtft = median(sidecarRuns.map((run) => run.ttftMs));
 		const addedTtft = sidecarTtft - bareTtft;
 		const aboveModel = Math.max(idleRss, busyRss) - modelBytes;
-		const modelName = options.model.includes('.models') ? 'tiny-llama-endless (the project\'s test model)' : options.model;
+		// File names only: the report is committed, and a path would name this machine's folders.
+		const modelName = options.model.includes('.models') ? 'tiny-llama-endless (the project\'s test model)' : basename(options.model);
 		const loadOk = loads.every((load) => load.oneFinalEach && load.positionsNeverRise && load.failed === 0 && load.completed + load.busy === load.clients);
 
 		return [
@@ -365,7 +366,7 @@ export async function benchSidecar(options: SidecarBenchOptions): Promise<BenchR
 				notes: [
 					`The sidecar's own time to first token, from the job's start (it reports it in its done frame), had a median of ${ms(median(sidecarRuns.map((run) => run.serverTtftMs ?? Number.NaN)))}.`,
 				],
-				raw: { model: options.model, threads: options.threads, maxTokens: options.maxTokens, bare: bareRuns, sidecar: sidecarRuns, threadRates },
+				raw: { model: basename(options.model), threads: options.threads, maxTokens: options.maxTokens, bare: bareRuns, sidecar: sidecarRuns, threadRates },
 			},
 			{
 				id: 'memory',
