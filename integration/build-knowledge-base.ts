@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { AstroIntegrationLogger } from 'astro';
@@ -15,6 +14,7 @@ import { openEmbeddingCache, type EmbeddingCache } from './embedding-cache.ts';
 import { encodeKb } from './encode-kb.ts';
 import { findArticles } from './find-articles.ts';
 import type { ConciergeOptions } from './options.ts';
+import { PACKAGE_VERSION } from './package-version.ts';
 import { ArticleError, parseArticle, type ParsedArticle } from './parse-article.ts';
 import { matchHeadingIds, readPageHeadings } from './read-page-headings.ts';
 import { E5_PASSAGE_PREFIX, E5_QUERY_PREFIX } from './runtime/e5.ts';
@@ -396,12 +396,10 @@ async function modelKey(options: ConciergeOptions, root: string): Promise<string
 	return `${basename(folder)}|${hash.digest('hex')}|${options.dtype}|mean|normalize`;
 }
 
-// Stands for the code that made a cached value, so an upgrade never reuses what an older version made.
-const { version } = createRequire(import.meta.url)('astro-concierge/package.json') as { version: string };
-
 /** A cache key naming every input of one `kind` of cached step; the model's tokenizer is in the cache's own key. */
 function cacheKey(kind: string, ...inputs: Array<string | Uint8Array>): string {
-	const hash = createHash('sha256').update(`${version}\0${kind}`);
+	// The package version stands for the code that made a cached value, so an upgrade never reuses an older one's.
+	const hash = createHash('sha256').update(`${PACKAGE_VERSION}\0${kind}`);
 	for (const input of inputs) hash.update(`\0${Buffer.byteLength(input)}\0`).update(input);
 	return hash.digest('base64url');
 }

@@ -1,17 +1,11 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { extname, join, relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { lastKbPath } from './build-knowledge-base.ts';
+import { contentTypeOf } from './content-type.ts';
 import { ASSETS_FOLDER, MODELS_FOLDER, modelFiles, RUNTIME_FOLDER, runtimeFiles } from './island-files.ts';
 import type { ConciergeOptions } from './options.ts';
-
-const contentTypes: Record<string, string> = {
-	'.wasm': 'application/wasm',
-	'.mjs': 'text/javascript; charset=utf-8',
-	'.js': 'text/javascript; charset=utf-8',
-	'.json': 'application/json; charset=utf-8',
-};
 
 type Middleware = (request: IncomingMessage, response: ServerResponse, next: () => void) => void;
 
@@ -74,7 +68,7 @@ async function send(request: IncomingMessage, response: ServerResponse, file: st
 		return sendJson(response, 404, { error: 'not_found', message: `${file} is missing; run astro build once so the model is downloaded` });
 	}
 	response.writeHead(200, {
-		'content-type': contentTypes[extname(file)] ?? 'application/octet-stream',
+		'content-type': contentTypeOf(file),
 		'content-length': info.size,
 		// A rebuild replaces kb.json and a changed model replaces its files under the same names.
 		'cache-control': 'no-cache',

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AnswerProvider } from './answer-provider.ts';
 import type { SidecarOptions } from './create-sidecar.ts';
+import { PACKAGE_VERSION } from '../integration/package-version.ts';
 import { SIDECAR_DEFAULTS as D } from './sidecar-defaults.ts';
 
 /** The instruct model `serve` downloads once when --model is not given (see the README for why this one). */
@@ -80,11 +80,6 @@ function describe(flags: Record<string, Flag>): string {
 			return `${left.padEnd(30)} ${flag.help}${extra ? ` (${extra})` : ''}`;
 		})
 		.join('\n');
-}
-
-function version(): string {
-	// A self-reference finds the manifest both from the sources and from the published dist/ files.
-	return (createRequire(import.meta.url)('astro-concierge/package.json') as { version: string }).version;
 }
 
 /** Flag values, then environment variables, then defaults. */
@@ -222,7 +217,7 @@ async function resolveModel(model: string, directory: string): Promise<string> {
 async function main(argv: string[]): Promise<number> {
 	const [command = 'help', ...rest] = argv;
 	if (command === 'version' || command === '--version' || command === '-v') {
-		process.stdout.write(`${version()}\n`);
+		process.stdout.write(`${PACKAGE_VERSION}\n`);
 		return 0;
 	}
 	if (command === 'help' || command === '--help' || command === '-h') {

@@ -1,30 +1,8 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { extname, join, resolve, sep } from 'node:path';
-
-const contentTypes: Record<string, string> = {
-	'.html': 'text/html; charset=utf-8',
-	'.css': 'text/css; charset=utf-8',
-	'.js': 'text/javascript; charset=utf-8',
-	'.mjs': 'text/javascript; charset=utf-8',
-	'.json': 'application/json; charset=utf-8',
-	'.txt': 'text/plain; charset=utf-8',
-	'.xml': 'application/xml; charset=utf-8',
-	'.svg': 'image/svg+xml',
-	'.png': 'image/png',
-	'.jpg': 'image/jpeg',
-	'.jpeg': 'image/jpeg',
-	'.gif': 'image/gif',
-	'.webp': 'image/webp',
-	'.avif': 'image/avif',
-	'.ico': 'image/x-icon',
-	'.woff': 'font/woff',
-	'.woff2': 'font/woff2',
-	'.wasm': 'application/wasm',
-	'.onnx': 'application/octet-stream',
-	'.webmanifest': 'application/manifest+json',
-};
+import { join, resolve, sep } from 'node:path';
+import { contentTypeOf } from '../integration/content-type.ts';
 
 /** Answers a request from the site's files; false when no file matches, so the caller can answer 404. */
 export type StaticSiteHandler = (request: IncomingMessage, response: ServerResponse) => Promise<boolean>;
@@ -63,7 +41,7 @@ export function serveStaticSite(dist: string): StaticSiteHandler {
 		if (!body) return false;
 		const info = await stat(body);
 		response.writeHead(status, {
-			'content-type': contentTypes[extname(body).toLowerCase()] ?? 'application/octet-stream',
+			'content-type': contentTypeOf(body),
 			'content-length': info.size,
 			'x-content-type-options': 'nosniff',
 			'cache-control': path.startsWith('/_astro/') ? 'public, max-age=31536000, immutable' : 'no-cache',
