@@ -3,23 +3,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { BUNDLE_FORMAT, BUNDLE_VERSION, formatBundle, readBundle, type BundleChunk, type BundleHeader } from '../../integration/bundle.ts';
+import { BUNDLE_VERSION, formatBundle, readBundle, type BundleChunk } from '../../integration/bundle.ts';
+import { bundleHeader } from '../helpers/bundle-header.ts';
 
-const header: BundleHeader = {
-	format: BUNDLE_FORMAT,
-	version: BUNDLE_VERSION,
-	model: 'tiny-e5',
-	dtype: 'q8',
-	dimension: 3,
-	pooling: 'mean',
-	normalize: true,
-	passagePrefix: 'passage: ',
-	queryPrefix: 'query: ',
-	topK: 3,
-	maxDistance: 0.2,
-	contentVersion: 'v1',
-	chunks: 2,
-};
+const header = bundleHeader({ dimension: 3, contentVersion: 'v1', chunks: 2 });
 
 const metadata = { url: '/a/', anchor: '', title: 'A', heading: '', lang: 'en', articleHash: 'h' };
 // Float32 values with every bit of their mantissa in use, so a lossy encoding would show.

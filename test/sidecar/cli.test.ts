@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { ChromaClient } from 'chromadb';
-import { BUNDLE_FORMAT, BUNDLE_VERSION, formatBundle } from '../../integration/bundle.ts';
+import { formatBundle } from '../../integration/bundle.ts';
+import { bundleHeader } from '../helpers/bundle-header.ts';
 import { startChromaServer, type ChromaServer } from '../../sidecar/chroma-server.ts';
 import { ensureTestModels, type TestModels } from '../models/make-models.ts';
 
@@ -30,21 +31,7 @@ describe('the astro-concierge command', () => {
 		await writeFile(
 			bundle,
 			formatBundle(
-				{
-					format: BUNDLE_FORMAT,
-					version: BUNDLE_VERSION,
-					model: 'tiny-e5',
-					dtype: 'q8',
-					dimension: 4,
-					pooling: 'mean',
-					normalize: true,
-					passagePrefix: 'passage: ',
-					queryPrefix: 'query: ',
-					topK: 3,
-					maxDistance: 0.2,
-					contentVersion: 'cli-1',
-					chunks: 3,
-				},
+				bundleHeader({ dimension: 4, contentVersion: 'cli-1', chunks: 3 }),
 				[0, 1, 2].map((i) => ({
 					id: `/p${i}/#0`,
 					text: `Text of page ${i}.`,

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
-import { BUNDLE_FORMAT, BUNDLE_VERSION, formatBundle, type BundleChunk, type BundleHeader } from '../../integration/bundle.ts';
+import { formatBundle, type BundleChunk } from '../../integration/bundle.ts';
+import { bundleHeader } from '../helpers/bundle-header.ts';
 import { createEmbedder } from '../../integration/create-embedder.ts';
 import { encodeKb } from '../../integration/encode-kb.ts';
 import { readKb, searchKb } from '../../integration/runtime/kb.ts';
@@ -140,21 +141,7 @@ describe('the sidecar over a real Chroma server and a tiny GGUF model', () => {
 			metadata: { url: `/posts/${item.id}/`, anchor: 'intro', title: `Post ${item.id}`, heading: '', lang: item.lang, articleHash: item.id },
 			embedding: Array.from(vectors[i]!),
 		}));
-		const header: BundleHeader = {
-			format: BUNDLE_FORMAT,
-			version: BUNDLE_VERSION,
-			model: 'tiny-e5',
-			dtype: 'q8',
-			dimension: vectors[0]!.length,
-			pooling: 'mean',
-			normalize: true,
-			passagePrefix: 'passage: ',
-			queryPrefix: 'query: ',
-			topK: 3,
-			maxDistance: 0.5,
-			contentVersion,
-			chunks: chunks.length,
-		};
+		const header = bundleHeader({ dimension: vectors[0]!.length, maxDistance: 0.5, contentVersion, chunks: chunks.length });
 		await writeFile(join(dir, 'bundle.jsonl'), formatBundle(header, chunks));
 		kbText = encodeKb({
 			...header,
@@ -486,7 +473,7 @@ describe('the sidecar with an OpenAI-compatible reasoning model', () => {
 		await writeFile(
 			bundle,
 			formatBundle(
-				{ format: BUNDLE_FORMAT, version: BUNDLE_VERSION, model: 'tiny-e5', dtype: 'q8', dimension: 2, pooling: 'mean', normalize: true, passagePrefix: 'passage: ', queryPrefix: 'query: ', topK: 3, maxDistance: 0.2, contentVersion: 'remote-1', chunks: 1 },
+				bundleHeader({ dimension: 2, contentVersion: 'remote-1', chunks: 1 }),
 				[{ id: '/a/#0', text: 'Alpha text.', metadata: { url: '/a/', anchor: '', title: 'Alpha', heading: '', lang: 'en', articleHash: 'a' }, embedding: [1, 0] }],
 			),
 		);
